@@ -1,0 +1,40 @@
+"""API key authentication: `Authorization: Token <key>` or `Bearer <key>`."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions
+
+from memory_app.services.principals import api_key_authenticate
+
+_SCHEMES = {b"token", b"bearer"}
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() not in _SCHEMES:
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Send 'Authorization: Token <key>'.")
+        try:
+            raw_key = header[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("Invalid API key.") from None
+        user = api_key_authenticate(raw_key)
+        if user is None:
+            raise exceptions.AuthenticationFailed("Invalid API key.")
+        return (user, None)
+
+    def authenticate_header(self, request):
+        return 'Token realm="api"'
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = ApiKeyAuthentication
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "`Authorization: Token <key>` or `Authorization: Bearer <key>`.",
+        }

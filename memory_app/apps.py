@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+from django.db import connections
+from django.db.models.signals import post_migrate
+
+
+def _seed_after_migrate(sender, using, **kwargs) -> None:
+    """Seed once this app's tables exist (not after `migrate memory_app zero`)."""
+    from memory_app.models import MemoryDocument
+    from memory_app.services.seed import memory_seed
+
+    if MemoryDocument._meta.db_table in connections[using].introspection.table_names():
+        memory_seed(using=using)
+
+
+class MemoryAppConfig(AppConfig):
+    name = "memory_app"
+    verbose_name = "Agent memory"
+
+    def ready(self) -> None:
+        post_migrate.connect(_seed_after_migrate, sender=self, dispatch_uid="memory_seed")

@@ -1,0 +1,72 @@
+"""The one family of errors that services raise.
+
+Each carries the API's error code and HTTP status (API.md, "Errors"); the
+API maps them once to the JSON error shape, the pages once to messages.
+"""
+
+from typing import Any
+
+
+class ApplicationError(Exception):
+    code = "invalid_input"
+    status = 400
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+
+class InvalidInput(ApplicationError):
+    """Input failed validation; `fields` maps field names to messages."""
+
+    def __init__(self, detail: str, *, fields: dict[str, list[str]] | None = None) -> None:
+        super().__init__(detail, fields=fields or {})
+
+
+class PermissionDenied(ApplicationError):
+    code = "permission_denied"
+    status = 403
+
+
+class PolicyDenied(ApplicationError):
+    code = "policy_denied"
+    status = 403
+
+    def __init__(self, detail: str, *, reason: str) -> None:
+        super().__init__(detail, event="memory.policy.denied", reason=reason)
+
+
+class NotFound(ApplicationError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(ApplicationError):
+    code = "conflict"
+    status = 409
+
+    def __init__(self, detail: str, *, current_sha256: str, current_version: int) -> None:
+        super().__init__(detail, current_sha256=current_sha256, current_version=current_version)
+
+
+class TooLarge(ApplicationError):
+    code = "too_large"
+    status = 413
+
+
+class WriteBlocked(ApplicationError):
+    code = "write_blocked"
+    status = 422
+
+    def __init__(self, detail: str, *, findings: list[dict[str, Any]]) -> None:
+        super().__init__(detail, event="memory.write.blocked", findings=findings)
+
+
+class RateLimited(ApplicationError):
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after

@@ -1,0 +1,27 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from config.database.server import ensure_server, server_status, stop_server
+
+
+class Command(BaseCommand):
+    help = "Status, start or stop of the embedded PostgreSQL (when DATABASE_URL is unset)."
+    # System checks may open a connection, which would start the server.
+    requires_system_checks = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("action", choices=["status", "start", "stop"])
+
+    def handle(self, *args, **options):
+        data_dir = settings.DATABASES["default"].get("EMBEDDED_DATA_DIR")
+        if not data_dir:
+            raise CommandError("DATABASE_URL is set: the database is not the embedded one.")
+        action = options["action"]
+        if action == "start":
+            # Started without cleanup, so it outlives this command.
+            address = ensure_server(data_dir, cleanup=None)
+            self.stdout.write(f"running, socket {address.socket_dir}")
+        elif action == "stop":
+            self.stdout.write("stopped" if stop_server(data_dir) else "was not running")
+        else:
+            self.stdout.write(server_status(data_dir))

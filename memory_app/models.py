@@ -1,0 +1,649 @@
+"""The memory data model.
+
+Rules that keep the data sound are enforced by PostgreSQL as well as here:
+scope CHECKs on stores, path syntax, value ranges, unique paths, one store
+per user/system/conversation, and immutable versions (a trigger, see
+migration 0002). Writes go through `memory_app.services`; nothing else saves
+a document or a version.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+from memory_app.paths import PATH_REGEX, STORE_SLUG_REGEX
+
+EMBEDDING_DIMENSIONS = 384
+
+
+def _in(field: str, choices: type[models.TextChoices]) -> Q:
+    return Q(**{f"{field}__in": choices.values})
+
+
+class Principal(models.Model):
+    """What the product knows about a Django user beyond auth itself.
+
+    Also carries the product's permissions, so they show up by name in the
+    admin's group and user forms.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="principal"
+    )
+    is_service_account = models.BooleanField(
+        default=False, help_text="An unattended agent: per-run write caps apply."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        permissions = [
+            ("read_memory", "Can read memory (granted by default)"),
+            ("manage_memory", "Can write memory (granted by default)"),
+            ("review_promotions", "Can decide promotions and use the review pages"),
+            ("act_on_behalf", "Can act on behalf of another user (X-Memory-On-Behalf-Of)"),
+        ]
+
+    def __str__(self) -> str:
+        return str(self.user)
+
+
+class GroupMemoryPolicy(models.Model):
+    """Revokes the default memory permissions for every member of a group.
+
+    "read memory" and "manage memory" are on for everybody; a group row with
+    a flag turned off takes that permission away from its members, whatever
+    other groups they are in.
+    """
+
+    group = models.OneToOneField(Group, on_delete=models.CASCADE, related_name="memory_policy")
+    can_read_memory = models.BooleanField(default=True)
+    can_manage_memory = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "group memory policies"
+
+    def __str__(self) -> str:
+        return f"memory policy of {self.group}"
+
+
+class ApiKey(models.Model):
+    """An API key of a user; only its SHA-256 is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12, help_text="First characters, to recognise a key.")
+    key_sha256 = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+
+class System(models.Model):
+    """A service of the engineering catalog; its memory is read by team grant."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class GrantLevel(models.TextChoices):
+    READ = "read", "read"
+    MANAGE = "manage", "manage"
+
+
+class SystemGrant(models.Model):
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="grants")
+    team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="system_grants")
+    level = models.CharField(max_length=10, choices=GrantLevel.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["system", "team"], name="systemgrant_one_per_team"),
+            models.CheckConstraint(condition=_in("level", GrantLevel), name="systemgrant_level"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} {self.level} {self.system}"
+
+
+class Conversation(models.Model):
+    """A conversation named by the agent runtime (X-Memory-Conversation)."""
+
+    external_id = models.CharField(max_length=200, unique=True)
+    participants = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="memory_conversations"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Scope(models.TextChoices):
+    WORKSPACE = "workspace", "workspace"
+    SYSTEM = "system", "system"
+    USER = "user", "user"
+    CONVERSATION = "conversation", "conversation"
+
+
+class MemoryStore(models.Model):
+    """A named container of documents; its scope decides who reads and writes."""
+
+    slug = models.CharField(max_length=120, unique=True)
+    scope = models.CharField(max_length=20, choices=Scope.choices)
+    name = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="memory_store",
+    )
+    system = models.OneToOneField(
+        System, null=True, blank=True, on_delete=models.PROTECT, related_name="store"
+    )
+    conversation = models.OneToOneField(
+        Conversation, null=True, blank=True, on_delete=models.PROTECT, related_name="store"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(condition=_in("scope", Scope), name="store_scope"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=STORE_SLUG_REGEX), name="store_slug_syntax"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(
+                        scope=Scope.WORKSPACE,
+                        owner__isnull=True,
+                        system__isnull=True,
+                        conversation__isnull=True,
+                    )
+                    | Q(
+                        scope=Scope.USER,
+                        owner__isnull=False,
+                        system__isnull=True,
+                        conversation__isnull=True,
+                    )
+                    | Q(
+                        scope=Scope.SYSTEM,
+                        owner__isnull=True,
+                        system__isnull=False,
+                        conversation__isnull=True,
+                    )
+                    | Q(
+                        scope=Scope.CONVERSATION,
+                        owner__isnull=True,
+                        system__isnull=True,
+                        conversation__isnull=False,
+                    )
+                ),
+                name="store_scope_binding",
+                violation_error_message=(
+                    "A workspace store is bound to nothing, a user store to its owner, "
+                    "a system store to its system, a conversation store to its conversation."
+                ),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class DocType(models.TextChoices):
+    RUNBOOK = "runbook"
+    CHECKLIST = "checklist"
+    INCIDENT = "incident"
+    SERVICE_PATTERN = "service_pattern"
+    VERIFICATION = "verification"
+    CONVENTION = "convention"
+    USER_PREFERENCE = "user_preference"
+    FACT = "fact"
+    NOTE = "note"
+
+
+class Trust(models.TextChoices):
+    ADMIN_APPROVED = "admin_approved"
+    SYSTEM_SEEDED = "system_seeded"
+    USER_AUTHORED = "user_authored"
+    AGENT_DRAFT = "agent_draft"
+
+
+TRUST_WEIGHT = {
+    Trust.ADMIN_APPROVED: 1.0,
+    Trust.SYSTEM_SEEDED: 0.95,
+    Trust.USER_AUTHORED: 0.85,
+    Trust.AGENT_DRAFT: 0.45,
+}
+
+
+class DocState(models.TextChoices):
+    ACTIVE = "active"
+    CONSTRAINED = "constrained"
+    SUPERSEDED = "superseded"
+    TOMBSTONED = "tombstoned"
+
+
+class MemoryDocument(models.Model):
+    """The current head of a path-addressed document; its history is MemoryVersion."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    store = models.ForeignKey(MemoryStore, on_delete=models.PROTECT, related_name="documents")
+    path = models.CharField(max_length=200)
+    title = models.CharField(max_length=300)
+    recall_hint = models.TextField(blank=True)
+    content = models.TextField()
+    content_sha256 = models.CharField(max_length=64)
+    version = models.PositiveIntegerField(default=1)
+    doc_type = models.CharField(max_length=20, choices=DocType.choices, default=DocType.NOTE)
+    trust = models.CharField(max_length=20, choices=Trust.choices)
+    state = models.CharField(max_length=20, choices=DocState.choices, default=DocState.ACTIVE)
+    always_inject = models.BooleanField(default=False)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    entities = models.JSONField(default=dict, blank=True)
+    importance = models.PositiveSmallIntegerField(default=5)
+    hit_count = models.PositiveIntegerField(default=0)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    search_vector = models.GeneratedField(
+        expression=(
+            SearchVector("title", weight="A", config="english")
+            + SearchVector("recall_hint", weight="B", config="english")
+            + SearchVector("content", weight="C", config="english")
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    promoted_from = models.ForeignKey(
+        "MemoryVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="promoted_into",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["store", "path"], name="document_unique_path"),
+            models.CheckConstraint(
+                condition=Q(path__regex=PATH_REGEX), name="document_path_syntax"
+            ),
+            models.CheckConstraint(
+                condition=Q(importance__lte=10), name="document_importance_range"
+            ),
+            models.CheckConstraint(condition=_in("doc_type", DocType), name="document_doc_type"),
+            models.CheckConstraint(condition=_in("trust", Trust), name="document_trust"),
+            models.CheckConstraint(condition=_in("state", DocState), name="document_state"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="document_version_positive"),
+        ]
+        indexes = [
+            GinIndex(fields=["search_vector"], name="document_search_gin"),
+            HnswIndex(
+                name="document_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            models.Index(fields=["store", "state"], name="document_store_state"),
+            models.Index(
+                fields=["store", "path"],
+                opclasses=["int8_ops", "varchar_pattern_ops"],
+                name="document_path_prefix",
+            ),
+            models.Index(
+                fields=["expires_at"],
+                name="document_expiry",
+                condition=Q(expires_at__isnull=False, state="active"),
+            ),
+            GinIndex(fields=["tags"], name="document_tags_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.store.slug}/{self.path}"
+
+
+class ChangeKind(models.TextChoices):
+    CREATE = "create"
+    UPDATE = "update"
+    PATCH = "patch"
+    PROMOTE = "promote"
+    MERGE = "merge"
+    ROLLBACK = "rollback"
+    TOMBSTONE = "tombstone"
+    RESTORE = "restore"
+    SUPERSEDE = "supersede"
+
+
+class MemoryVersion(models.Model):
+    """One immutable row per change of a document: the write-ahead log.
+
+    PostgreSQL refuses UPDATE and DELETE of these rows (trigger in migration
+    0002). `chain_sha256` hashes the previous version's chain hash with this
+    version's content hash, actor and time, so a rewritten history shows.
+    """
+
+    document = models.ForeignKey(MemoryDocument, on_delete=models.PROTECT, related_name="versions")
+    version = models.PositiveIntegerField()
+    change = models.CharField(max_length=20, choices=ChangeKind.choices)
+    title = models.CharField(max_length=300)
+    recall_hint = models.TextField(blank=True)
+    content = models.TextField()
+    sha256 = models.CharField(max_length=64)
+    parent_sha256 = models.CharField(max_length=64, blank=True)
+    chain_sha256 = models.CharField(max_length=64)
+    metadata = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The head's other fields after this change (doc_type, trust, state, tags, …).",
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    author_name = models.CharField(max_length=150, help_text="The actor as hashed in the chain.")
+    on_behalf_of = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    run_id = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+    scanner_version = models.CharField(max_length=40, blank=True)
+    findings = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["document", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "version"], name="version_unique_number"),
+            models.CheckConstraint(condition=_in("change", ChangeKind), name="version_change"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id} v{self.version}"
+
+
+class SourceKind(models.TextChoices):
+    TOOL_CALL = "tool_call"
+    RUN = "run"
+    CONVERSATION = "conversation"
+    INCIDENT = "incident"
+    URL = "url"
+    DOCUMENT = "document"
+
+
+class MemorySourceRef(models.Model):
+    """Evidence behind a version: the tool calls, runs, incidents it came from."""
+
+    version = models.ForeignKey(MemoryVersion, on_delete=models.PROTECT, related_name="source_refs")
+    kind = models.CharField(max_length=20, choices=SourceKind.choices)
+    ref = models.CharField(max_length=500)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=_in("kind", SourceKind), name="sourceref_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.ref}"
+
+
+class ContextBlock(models.TextChoices):
+    ALWAYS = "always"
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"
+
+
+class MemoryUsage(models.Model):
+    """One document injected into one model turn, and whether it was used."""
+
+    run_id = models.CharField(max_length=200, blank=True)
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="usages"
+    )
+    principal = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    document = models.ForeignKey(MemoryDocument, on_delete=models.CASCADE, related_name="usages")
+    version = models.PositiveIntegerField()
+    rank = models.PositiveSmallIntegerField()
+    score = models.FloatField()
+    components = models.JSONField(default=dict)
+    block = models.CharField(max_length=10, choices=ContextBlock.choices)
+    tokens = models.PositiveIntegerField()
+    hit = models.BooleanField(default=False)
+    event = models.ForeignKey(
+        "MemoryEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["run_id"], name="usage_run"),
+            models.Index(fields=["document", "created_at"], name="usage_document"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=_in("block", ContextBlock), name="usage_block"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id or 'run?'} → {self.document_id}"
+
+
+class DreamKind(models.TextChoices):
+    PROMOTION = "promotion"
+    DELETION = "deletion"
+    CONSOLIDATE = "consolidate"
+    COMPACT = "compact"
+    CONTRADICTIONS = "contradictions"
+    EXPIRE = "expire"
+    ROTATE = "rotate"
+    EMBED = "embed"
+    RESCAN = "rescan"
+    CANARY = "canary"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    AWAITING_REVIEW = "awaiting_review"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    REJECTED = "rejected"
+
+
+class DreamJob(models.Model):
+    """One unit of offline work; its proposals are DreamReviewItems."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=20, choices=DreamKind.choices)
+    status = models.CharField(max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    stats = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=_in("kind", DreamKind), name="dreamjob_kind"),
+            models.CheckConstraint(condition=_in("status", JobStatus), name="dreamjob_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.status}"
+
+
+class ReviewAction(models.TextChoices):
+    PROMOTE = "promote"
+    MERGE = "merge"
+    SUPERSEDE = "supersede"
+    TOMBSTONE = "tombstone"
+
+
+class ReviewStatus(models.TextChoices):
+    PENDING = "pending"
+    DEFERRED = "deferred"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+
+
+class DreamReviewItem(models.Model):
+    """A proposal a human decides: promote, merge, supersede or tombstone."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    job = models.ForeignKey(DreamJob, on_delete=models.CASCADE, related_name="items")
+    action = models.CharField(max_length=20, choices=ReviewAction.choices)
+    status = models.CharField(
+        max_length=20, choices=ReviewStatus.choices, default=ReviewStatus.PENDING
+    )
+    source_document = models.ForeignKey(
+        MemoryDocument, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    source_version = models.ForeignKey(
+        MemoryVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    target_store = models.ForeignKey(
+        MemoryStore, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    target_path = models.CharField(max_length=200, blank=True)
+    proposed_title = models.CharField(max_length=300, blank=True)
+    proposed_content = models.TextField(blank=True)
+    rationale = models.TextField(blank=True)
+    findings = models.JSONField(default=list, blank=True)
+    related_documents = models.ManyToManyField(MemoryDocument, blank=True, related_name="+")
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    run_id = models.CharField(max_length=200, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+    result_version = models.ForeignKey(
+        MemoryVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(condition=_in("action", ReviewAction), name="reviewitem_action"),
+            models.CheckConstraint(condition=_in("status", ReviewStatus), name="reviewitem_status"),
+            models.CheckConstraint(
+                condition=Q(target_path="") | Q(target_path__regex=PATH_REGEX),
+                name="reviewitem_target_path_syntax",
+            ),
+            # Two identical open proposals can never exist, even when racing.
+            models.UniqueConstraint(
+                fields=["action", "source_version", "target_store", "target_path"],
+                condition=Q(status__in=["pending", "deferred"]),
+                name="reviewitem_one_open_proposal",
+                nulls_distinct=False,
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="reviewitem_queue"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.status}"
+
+
+class MemoryEvent(models.Model):
+    """The outbox: every notable thing, in order, readable by cursor."""
+
+    type = models.CharField(max_length=60)
+    principal = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    document = models.ForeignKey(
+        MemoryDocument, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+    )
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["type", "id"], name="event_type"),
+            models.Index(fields=["conversation", "id"], name="event_conversation"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.type}"

@@ -1,0 +1,59 @@
+"""What a principal is allowed to do with memory at all.
+
+"read memory" and "manage memory" are on by default and revoked per group
+(GroupMemoryPolicy); "review promotions" and "act on behalf" are ordinary
+Django permissions granted to users or groups. Which stores and documents a
+principal may see is the business of access.py; which writes the scope
+rules allow is policy.py.
+"""
+
+from typing import Literal
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from memory_app.models import GroupMemoryPolicy, Principal
+
+MemoryPermission = Literal["read_memory", "manage_memory"]
+
+_CACHE_ATTR = "_memory_permission_cache"
+
+
+def has_memory_permission(
+    user: AbstractBaseUser | AnonymousUser, permission: MemoryPermission
+) -> bool:
+    """True unless one of the user's groups revokes `permission`.
+
+    Cached on the user object, so a request pays at most one query.
+    """
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    cache = getattr(user, _CACHE_ATTR, None)
+    if cache is None:
+        revoked = GroupMemoryPolicy.objects.filter(group__user=user).values_list(
+            "can_read_memory", "can_manage_memory"
+        )
+        cache = {"read_memory": True, "manage_memory": True}
+        for can_read, can_manage in revoked:
+            cache["read_memory"] &= can_read
+            cache["manage_memory"] &= can_manage
+        setattr(user, _CACHE_ATTR, cache)
+    return cache[permission]
+
+
+def can_review(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return user.is_authenticated and user.has_perm("memory_app.review_promotions")
+
+
+def can_act_on_behalf(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return user.is_authenticated and user.has_perm("memory_app.act_on_behalf")
+
+
+def is_service_account(user: AbstractBaseUser | AnonymousUser) -> bool:
+    if not user.is_authenticated:
+        return False
+    try:
+        return user.principal.is_service_account
+    except Principal.DoesNotExist:
+        return False

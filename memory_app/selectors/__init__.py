@@ -1,0 +1,1 @@
+"""Reads: querysets and read models, always through the access predicates."""

@@ -1,0 +1,1 @@
+"""Every state change of the product, as `<entity>_<verb>` functions."""

@@ -1,0 +1,107 @@
+"""Accounts, API keys and system grants, as the operator commands set them up."""
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group, Permission
+from django.db import transaction
+from django.utils import timezone
+
+from memory_app.models import ApiKey, GrantLevel, Principal, System, SystemGrant
+from memory_app.services.stores import store_for_system
+
+KEY_PREFIX = "ama_"
+
+
+def api_key_hash(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    key: ApiKey
+    raw: str
+
+
+def api_key_issue(*, user: AbstractBaseUser, name: str = "") -> IssuedKey:
+    """Create a key; the raw value exists only in the return value."""
+    raw = KEY_PREFIX + secrets.token_urlsafe(32)
+    key = ApiKey.objects.create(user=user, name=name, prefix=raw[:12], key_sha256=api_key_hash(raw))
+    return IssuedKey(key=key, raw=raw)
+
+
+def api_key_authenticate(raw_key: str) -> AbstractBaseUser | None:
+    """The active user owning an unrevoked key, or None."""
+    key = (
+        ApiKey.objects.select_related("user")
+        .filter(key_sha256=api_key_hash(raw_key), revoked_at__isnull=True)
+        .first()
+    )
+    if key is None or not key.user.is_active:
+        return None
+    now = timezone.now()
+    # Recording every use would put a write on every read call; a minute is enough.
+    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return key.user
+
+
+def _permission(codename: str) -> Permission:
+    return Permission.objects.get(content_type__app_label="memory_app", codename=codename)
+
+
+@transaction.atomic
+def principal_upsert(
+    *,
+    username: str,
+    password: str | None = None,
+    reviewer: bool = False,
+    service_account: bool = False,
+    act_on_behalf: bool = False,
+    superuser: bool = False,
+    teams: Iterable[str] = (),
+) -> AbstractBaseUser:
+    """Create or update a user; flags only ever add rights.
+
+    Nothing is taken away by omitting a flag, so re-running a bootstrap
+    script never silently demotes anyone; revoke in the admin.
+    """
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(username=username)
+    if password is not None:
+        user.set_password(password)
+    elif created:
+        user.set_unusable_password()
+    if superuser:
+        user.is_superuser = True
+        user.is_staff = True
+    user.save()
+    principal, _ = Principal.objects.get_or_create(user=user)
+    if service_account and not principal.is_service_account:
+        principal.is_service_account = True
+        principal.save(update_fields=["is_service_account"])
+    if reviewer:
+        user.user_permissions.add(_permission("review_promotions"))
+    if act_on_behalf:
+        user.user_permissions.add(_permission("act_on_behalf"))
+    for team in teams:
+        group, _ = Group.objects.get_or_create(name=team)
+        user.groups.add(group)
+    return user
+
+
+@transaction.atomic
+def system_grant_set(*, system_slug: str, team: str, level: str) -> SystemGrant:
+    """Grant `team` `level` on the system, creating system, store and team as needed."""
+    if level not in GrantLevel.values:
+        raise ValueError(f"level must be one of {', '.join(GrantLevel.values)}")
+    system, _ = System.objects.get_or_create(slug=system_slug, defaults={"name": system_slug})
+    store_for_system(system=system)
+    group, _ = Group.objects.get_or_create(name=team)
+    grant, _ = SystemGrant.objects.update_or_create(
+        system=system, team=group, defaults={"level": level}
+    )
+    return grant

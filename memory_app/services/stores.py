@@ -1,0 +1,44 @@
+"""Creating the stores that exist one per user, system or conversation."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from memory_app.models import Conversation, MemoryStore, Scope, System
+
+
+def _get_or_create(lookup: dict, defaults: dict) -> MemoryStore:
+    """get_or_create that tolerates a concurrent creator of the same store."""
+    try:
+        with transaction.atomic():
+            store, _ = MemoryStore.objects.get_or_create(**lookup, defaults=defaults)
+            return store
+    except IntegrityError:
+        return MemoryStore.objects.get(**lookup)
+
+
+def store_for_user(*, user: AbstractBaseUser) -> MemoryStore:
+    """The user's private store, created on first use."""
+    return _get_or_create(
+        {"owner": user, "scope": Scope.USER},
+        {"slug": f"user-{user.pk}", "name": f"{user.get_username()}'s memories"},
+    )
+
+
+def store_for_system(*, system: System) -> MemoryStore:
+    return _get_or_create(
+        {"system": system, "scope": Scope.SYSTEM},
+        {"slug": f"system-{system.slug}", "name": system.name or system.slug},
+    )
+
+
+def store_for_conversation(*, conversation: Conversation) -> MemoryStore:
+    return _get_or_create(
+        {"conversation": conversation, "scope": Scope.CONVERSATION},
+        {"slug": f"conversation-{conversation.pk}", "name": f"conversation {conversation}"},
+    )
+
+
+def store_workspace_ensure(*, slug: str, name: str, description: str = "") -> MemoryStore:
+    return _get_or_create(
+        {"slug": slug, "scope": Scope.WORKSPACE}, {"name": name, "description": description}
+    )

@@ -1,0 +1,91 @@
+"""Appending to a document's immutable history."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from memory_app.hashing import GENESIS, chain_sha256
+from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
+
+SYSTEM_ACTOR = "system"
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    kind: str
+    ref: str
+
+
+def head_metadata(document: MemoryDocument) -> dict:
+    """The head's fields besides text, as kept with each version for rollback."""
+    return {
+        "doc_type": document.doc_type,
+        "trust": document.trust,
+        "state": document.state,
+        "always_inject": document.always_inject,
+        "tags": list(document.tags),
+        "entities": dict(document.entities),
+        "importance": document.importance,
+        "expires_at": document.expires_at.isoformat() if document.expires_at else None,
+    }
+
+
+def version_append(
+    *,
+    document: MemoryDocument,
+    change: str,
+    author: AbstractBaseUser | None,
+    on_behalf_of: AbstractBaseUser | None = None,
+    run_id: str = "",
+    reason: str = "",
+    source_refs: Iterable[SourceRef] = (),
+    scanner_version: str = "",
+    findings: list | None = None,
+) -> MemoryVersion:
+    """Record the document's current head as its version `document.version`.
+
+    The caller holds the document's row lock and has already moved the head;
+    this writes the matching history row, chained to the one before it, and
+    its source refs. Must run inside the caller's transaction.
+    """
+    previous = (
+        MemoryVersion.objects.filter(document=document, version__lt=document.version)
+        .order_by("-version")
+        .only("sha256", "chain_sha256")
+        .first()
+    )
+    created_at = timezone.now()
+    author_name = author.get_username() if author is not None else SYSTEM_ACTOR
+    version = MemoryVersion.objects.create(
+        document=document,
+        version=document.version,
+        change=change,
+        title=document.title,
+        recall_hint=document.recall_hint,
+        content=document.content,
+        sha256=document.content_sha256,
+        parent_sha256=previous.sha256 if previous else "",
+        chain_sha256=chain_sha256(
+            previous_chain=previous.chain_sha256 if previous else GENESIS,
+            version=document.version,
+            change=change,
+            content_sha256=document.content_sha256,
+            author_name=author_name,
+            created_at=created_at,
+        ),
+        metadata=head_metadata(document),
+        author=author,
+        author_name=author_name,
+        on_behalf_of=on_behalf_of,
+        run_id=run_id,
+        reason=reason,
+        scanner_version=scanner_version,
+        findings=findings or [],
+        created_at=created_at,
+    )
+    MemorySourceRef.objects.bulk_create(
+        MemorySourceRef(version=version, kind=ref.kind, ref=ref.ref) for ref in source_refs
+    )
+    return version

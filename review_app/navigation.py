@@ -1,0 +1,29 @@
+"""The pages of DESIGN §6, in navigation order.
+
+`built` is False for pages whose screens are not written yet; their links
+lead to a page that says so plainly instead of a dead end.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Page:
+    slug: str
+    title: str
+    summary: str
+    built: bool = False
+
+
+PAGES = (
+    Page(
+        "queue", "Review queue", "Pending promotion proposals: diff, findings, approve or reject."
+    ),
+    Page("browser", "Memory browser", "Stores and documents, filters, search, version history."),
+    Page("systems", "Systems", "The memory card of each system you can read."),
+    Page("mine", "My memories", "Your private memories and the preferences agents saved."),
+    Page("dreams", "Dream jobs", "Background consolidation, compaction and expiry runs."),
+    Page("usage", "Usage audit", "What memory was injected into which run, and hit rates."),
+    Page("events", "Events", "The live stream of memory events."),
+)
+PAGES_BY_SLUG = {page.slug: page for page in PAGES}

@@ -1,0 +1,34 @@
+"""The HTMX pages (DESIGN §6)."""
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memory_app.models import DocState, MemoryStore, Scope
+from memory_app.permissions import has_memory_permission
+from review_app.navigation import PAGES, PAGES_BY_SLUG
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """Overview: the shared workspace stores everyone can read, and the pages."""
+    if not has_memory_permission(request.user, "read_memory"):
+        stores = MemoryStore.objects.none()
+    else:
+        stores = MemoryStore.objects.filter(scope=Scope.WORKSPACE)
+    stores = stores.annotate(
+        active=Count("documents", filter=Q(documents__state=DocState.ACTIVE))
+    ).order_by("slug")
+    return render(request, "review_app/home.html", {"stores": stores, "pages": PAGES})
+
+
+@require_GET
+@login_required
+def not_built(request: HttpRequest, slug: str) -> HttpResponse:
+    page = PAGES_BY_SLUG.get(slug)
+    if page is None or page.built:
+        raise Http404
+    return render(request, "review_app/not_built.html", {"page": page, "active_page": slug})

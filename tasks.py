@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The project's commands, needing nothing but Python 3.12+ and pip.
+
+    python3 tasks.py run     install, migrate, seed, create a login, serve
+    python3 tasks.py test    install test needs and run the whole suite
+    python3 tasks.py lint    ruff check and format check
+    python3 tasks.py stop    stop the embedded PostgreSQL
+
+Each installs into ./.venv (override with VENV) and skips the install when
+pyproject.toml has not changed since the last one.
+"""
+
+import hashlib
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("VENV", ROOT / ".venv"))
+PYTHON = VENV / "bin" / "python"
+DATA_DIR = Path(os.environ.get("MEMORY_DATA_DIR", ROOT / "var"))
+
+
+def require_python() -> None:
+    pass
+
+
+def sh(*args: str | Path, **kwargs) -> None:
+    result = subprocess.run([str(a) for a in args], cwd=ROOT, check=False, **kwargs)
+    if result.returncode != 0:
+        sys.exit(result.returncode)
+
+
+def install(extra: str = "") -> None:
+    """Create the venv and install the project (with an extra) when needed."""
+    require_python()
+    if not PYTHON.exists():
+        sh(sys.executable, "-m", "venv", VENV)
+    target = f".[{extra}]" if extra else "."
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + target.encode()).hexdigest()
+    stamp = VENV / f".installed-{extra or 'base'}"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    sh(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    sh(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
+    stamp.write_text(digest)
+
+
+def manage(*args: str) -> None:
+    sh(PYTHON, "manage.py", *args)
+
+
+def admin_password() -> tuple[str, bool]:
+    """The local admin's password: from MEMORY_ADMIN_PASSWORD, or made once."""
+    configured = os.environ.get("MEMORY_ADMIN_PASSWORD")
+    if configured:
+        return configured, True
+    path = DATA_DIR / "admin_password"
+    if path.exists():
+        return path.read_text().strip(), False
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(12)
+    path.write_text(password)
+    path.chmod(0o600)
+    return password, True
+
+
+def run() -> None:
+    install()
+    manage("migrate", "--noinput")
+    password, changed = admin_password()
+    if changed:
+        sh(
+            PYTHON,
+            "manage.py",
+            "memory_user",
+            "admin",
+            "--password",
+            password,
+            "--reviewer",
+            "--superuser",
+            "--key-name",
+            "local admin",
+            stdout=subprocess.DEVNULL,
+        )
+    address = os.environ.get("MEMORY_LISTEN", "127.0.0.1:8000")
+    print(
+        f"\nAgent Memory Admin: http://{address}/\n"
+        f"Log in as: admin / {password}\n"
+        f"(kept in {DATA_DIR / 'admin_password'}; "
+        "API keys: python manage.py memory_user NAME)\n",
+        flush=True,
+    )
+    os.environ.setdefault("DJANGO_DEBUG", "true")
+    manage("runserver", address)
+
+
+def test(*pytest_args: str) -> None:
+    install("test")
+    sh(PYTHON, "-m", "pytest", *pytest_args)
+
+
+def lint() -> None:
+    install("dev")
+    sh(PYTHON, "-m", "ruff", "check", ".")
+    sh(PYTHON, "-m", "ruff", "format", "--check", ".")
+
+
+def stop() -> None:
+    install()
+    manage("dbserver", "stop")
+
+
+COMMANDS = {"run": run, "test": test, "lint": lint, "stop": stop}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(__doc__)
+    if sys.argv[1] == "test":
+        test(*sys.argv[2:])
+    else:
+        COMMANDS[sys.argv[1]]()

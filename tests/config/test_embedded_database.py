@@ -1,0 +1,87 @@
+"""The embedded PostgreSQL: started on demand, shared, released, stopped."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from config.database.server import ensure_server, server_status, stop_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    path = tmp_path / "pg"
+    yield path
+    stop_server(path)
+
+
+def test_a_server_starts_with_pgvector_and_stops_on_request(data_dir):
+    address = ensure_server(data_dir, cleanup=None)
+    with psycopg.connect(host=address.socket_dir, port=address.port, user="postgres") as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        assert conn.execute("SELECT '[1,2]'::vector <=> '[2,4]'::vector").fetchone()[0] == 0
+    assert server_status(data_dir).startswith("running")
+    assert stop_server(data_dir) is True
+    assert server_status(data_dir).startswith("stopped")
+    assert stop_server(data_dir) is False
+
+
+def test_status_of_a_folder_without_a_database_says_so(tmp_path):
+    assert server_status(tmp_path / "none").startswith("no database")
+
+
+def test_a_terminated_process_releases_its_handle(data_dir):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from config.database.server import ensure_server
+        ensure_server({str(data_dir)!r}, cleanup="stop")
+        print("ready", flush=True)
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        handles = json.loads((data_dir / ".handle_pids.json").read_text())
+        assert child.pid in handles
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+    # The last process left, so the server stopped with it.
+    assert server_status(data_dir).startswith("stopped")
+
+
+def test_handles_of_killed_processes_are_pruned_on_attach(data_dir):
+    ensure_server(data_dir, cleanup=None)
+    dead_pid = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    handle_file = data_dir / ".handle_pids.json"
+    handle_file.write_text(json.dumps([int(dead_pid), os.getpid()]))
+    ensure_server(data_dir, cleanup=None)
+    assert json.loads(handle_file.read_text()) == [os.getpid()]
+
+
+@pytest.mark.django_db
+def test_the_suite_never_uses_the_development_database():
+    assert connection.settings_dict["NAME"].startswith("test_")
+    if "EMBEDDED_DATA_DIR" in connection.settings_dict:
+        development = settings.MEMORY_DATA_DIR / "postgres"
+        assert Path(connection.settings_dict["EMBEDDED_DATA_DIR"]) != development

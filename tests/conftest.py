@@ -1,0 +1,54 @@
+"""The test world: a throwaway embedded PostgreSQL and a fixed cast of users.
+
+With no DATABASE_URL the suite starts its own embedded server in a
+temporary folder (deleted at exit), so it never touches the development
+data in MEMORY_DATA_DIR.
+"""
+
+import pytest
+from django.db import connections
+from rest_framework.test import APIClient
+
+from memory_app.services.principals import api_key_issue
+from tests.factories import UserFactory
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    for connection in connections.all(initialized_only=False):
+        if "EMBEDDED_DATA_DIR" in connection.settings_dict:
+            data_dir = tmp_path_factory.mktemp("embedded-postgres") / "data"
+            connection.settings_dict["EMBEDDED_DATA_DIR"] = str(data_dir)
+            connection.settings_dict["EMBEDDED_CLEANUP"] = "delete"
+
+
+@pytest.fixture
+def owner(db):
+    return UserFactory(username="owner")
+
+
+@pytest.fixture
+def teammate(db):
+    return UserFactory(username="teammate")
+
+
+@pytest.fixture
+def outsider(db):
+    return UserFactory(username="outsider")
+
+
+@pytest.fixture
+def reviewer(db):
+    return UserFactory(username="reviewer", reviewer=True)
+
+
+@pytest.fixture
+def api_client_for():
+    """An API client authenticated with a fresh key of the given user."""
+
+    def make(user, scheme: str = "Token") -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"{scheme} {api_key_issue(user=user).raw}")
+        return client
+
+    return make

@@ -1,0 +1,107 @@
+"""The operator commands: idempotent, non-interactive, keys that work."""
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from memory_app.models import MemoryStore, SystemGrant
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> list[str]:
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO())
+    return out.getvalue().strip().splitlines()
+
+
+def whoami(key: str) -> dict:
+    response = APIClient().get("/api/v1/me", HTTP_AUTHORIZATION=f"Token {key}")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_memory_user_prints_a_working_key_as_the_last_line():
+    key = run("memory_user", "agent-1")[-1]
+    assert whoami(key) == {
+        "username": "agent-1",
+        "service_account": False,
+        "permissions": ["manage_memory", "read_memory"],
+    }
+
+
+def test_memory_user_flags_grant_what_they_say():
+    key = run(
+        "memory_user",
+        "bot",
+        "--reviewer",
+        "--service-account",
+        "--act-on-behalf",
+        "--team",
+        "sre",
+        "--team",
+        "payments-team",
+    )[-1]
+    me = whoami(key)
+    assert me["service_account"] is True
+    assert set(me["permissions"]) == {
+        "read_memory",
+        "manage_memory",
+        "review_promotions",
+        "act_on_behalf",
+    }
+    user = get_user_model().objects.get(username="bot")
+    assert set(user.groups.values_list("name", flat=True)) == {"sre", "payments-team"}
+
+
+def test_memory_user_is_idempotent_and_each_run_issues_a_new_working_key():
+    first = run("memory_user", "carol", "--reviewer", "--team", "sre")[-1]
+    second = run("memory_user", "carol", "--reviewer", "--team", "sre")[-1]
+    assert first != second
+    assert get_user_model().objects.filter(username="carol").count() == 1
+    assert Group.objects.filter(name="sre").count() == 1
+    assert whoami(first)["username"] == whoami(second)["username"] == "carol"
+
+
+def test_memory_user_never_removes_rights_that_a_rerun_omits():
+    run("memory_user", "dave", "--reviewer")
+    key = run("memory_user", "dave")[-1]
+    assert "review_promotions" in whoami(key)["permissions"]
+
+
+def test_memory_user_sets_a_password_that_logs_in(client):
+    run("memory_user", "erin", "--password", "s3cret-enough-pw")
+    assert client.login(username="erin", password="s3cret-enough-pw")
+
+
+def test_memory_user_without_a_password_cannot_log_in(client):
+    run("memory_user", "frank")
+    assert not get_user_model().objects.get(username="frank").has_usable_password()
+
+
+def test_memory_grant_creates_system_store_and_team_once():
+    assert run("memory_grant", "payments", "sre", "read") == ["sre has read on payments"]
+    assert run("memory_grant", "payments", "sre", "read") == ["sre has read on payments"]
+    assert SystemGrant.objects.get().level == "read"
+    assert MemoryStore.objects.filter(scope="system", system__slug="payments").count() == 1
+
+
+def test_memory_grant_changes_the_level():
+    run("memory_grant", "payments", "sre", "read")
+    run("memory_grant", "payments", "sre", "manage")
+    assert list(SystemGrant.objects.values_list("level", flat=True)) == ["manage"]
+
+
+def test_memory_grant_refuses_an_unknown_level():
+    with pytest.raises(CommandError):
+        call_command("memory_grant", "payments", "sre", "admin", stderr=io.StringIO())
+    assert not SystemGrant.objects.exists()
+
+
+def test_memory_grant_refuses_a_malformed_system_slug():
+    with pytest.raises(CommandError):
+        call_command("memory_grant", "Pay Ments", "sre", "read")

@@ -1,0 +1,54 @@
+"""Version history is hash-chained: a rewrite shows, even by a DB superuser."""
+
+import pytest
+from django.db import connection
+
+from memory_app.hashing import sha256_text
+from memory_app.models import MemoryDocument
+from memory_app.selectors.chain import version_chain_verify
+from memory_app.services.versions import version_append
+from tests.factories import WorkspaceStoreFactory, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+def _update_head(document: MemoryDocument, content: str) -> None:
+    document.content = content
+    document.content_sha256 = sha256_text(content)
+    document.version += 1
+    document.save()
+    version_append(document=document, change="update", author=None)
+
+
+def test_a_new_document_has_an_intact_chain_of_one():
+    document = make_document(WorkspaceStoreFactory(), content="first")
+    status = version_chain_verify(document)
+    assert status.intact and status.versions == 1
+
+
+def test_each_version_points_at_its_parent():
+    document = make_document(WorkspaceStoreFactory(), content="first")
+    _update_head(document, "second")
+    first, second = document.versions.order_by("version")
+    assert first.parent_sha256 == ""
+    assert second.parent_sha256 == first.sha256 == sha256_text("first")
+    assert second.chain_sha256 != first.chain_sha256
+    assert version_chain_verify(document).intact
+
+
+def test_rewriting_old_content_behind_the_triggers_back_is_detected():
+    document = make_document(WorkspaceStoreFactory(), content="first")
+    _update_head(document, "second")
+    _update_head(document, "third")
+    with connection.cursor() as cursor:
+        # What a database superuser can do: switch user triggers off.
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(
+            "UPDATE memory_app_memoryversion SET content = 'forged', sha256 = %s "
+            "WHERE document_id = %s AND version = 2",
+            [sha256_text("forged"), document.pk],
+        )
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    status = version_chain_verify(document)
+    assert not status.intact
+    assert status.broken_at == 2

@@ -1,0 +1,66 @@
+import pytest
+
+from review_app.navigation import PAGES
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pages_require_login(client):
+    for url in ["/", *(f"/{page.slug}/" for page in PAGES)]:
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_a_user_logs_in_with_the_form_and_lands_on_the_overview(client, owner):
+    page = client.get("/accounts/login/")
+    assert page.status_code == 200
+    assert b"csrfmiddlewaretoken" in page.content
+    response = client.post(
+        "/accounts/login/", {"username": "owner", "password": PASSWORD}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == "/"
+    assert b"workspace_conventions" in response.content
+
+
+def test_a_wrong_password_says_so(client, owner):
+    response = client.post("/accounts/login/", {"username": "owner", "password": "nope"})
+    assert response.status_code == 200
+    assert "didn't match" in response.content.decode()
+
+
+def test_logout_is_a_post_and_ends_the_session(client, owner):
+    client.force_login(owner)
+    response = client.post("/accounts/logout/")
+    assert response.status_code == 302
+    assert client.get("/").status_code == 302
+
+
+def test_the_overview_counts_the_seeded_conventions(client, owner, django_assert_max_num_queries):
+    client.force_login(owner)
+    with django_assert_max_num_queries(6):
+        response = client.get("/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "workspace_runbooks" in html
+    assert 'hx-headers=\'{"X-CSRFToken": "' in html
+    assert '<script src="/static/django_htmx/htmx-2.min.js"' in html
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.slug)
+def test_each_unbuilt_page_says_so_plainly(client, owner, page):
+    client.force_login(owner)
+    response = client.get(f"/{page.slug}/")
+    assert response.status_code == 200
+    assert b"not built yet" in response.content
+
+
+def test_an_unknown_page_is_404(client, owner):
+    client.force_login(owner)
+    assert client.get("/nowhere/").status_code == 404
+
+
+def test_htmx_is_served_from_our_own_static_files(client):
+    response = client.get("/static/django_htmx/htmx-2.min.js")
+    assert response.status_code == 200
