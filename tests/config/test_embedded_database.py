@@ -18,6 +18,17 @@ from config.database.server import ensure_server, server_status, stop_server
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _dead_pid() -> int:
+    """The pid of a process that has already exited."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(child.stdout)
+
+
 @pytest.fixture
 def data_dir(tmp_path):
     path = tmp_path / "pg"
@@ -85,3 +96,16 @@ def test_the_suite_never_uses_the_development_database():
     if "EMBEDDED_DATA_DIR" in connection.settings_dict:
         development = settings.MEMORY_DATA_DIR / "postgres"
         assert Path(connection.settings_dict["EMBEDDED_DATA_DIR"]) != development
+
+
+def test_release_stops_a_server_only_dead_processes_were_using(data_dir):
+    from config.database.server import release_if_unused
+
+    ensure_server(data_dir, cleanup=None)
+    handle_file = data_dir / ".handle_pids.json"
+    handle_file.write_text(json.dumps([os.getpid()]))
+    assert release_if_unused(data_dir) is False
+    assert server_status(data_dir).startswith("running")
+    handle_file.write_text(json.dumps([_dead_pid()]))
+    assert release_if_unused(data_dir) is True
+    assert server_status(data_dir).startswith("stopped")

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from config.database.server import ensure_server, server_status, stop_server
+from config.database.server import ensure_server, release_if_unused, server_status, stop_server
 
 
 class Command(BaseCommand):
@@ -10,7 +10,11 @@ class Command(BaseCommand):
     requires_system_checks = []
 
     def add_arguments(self, parser):
-        parser.add_argument("action", choices=["status", "start", "stop"])
+        parser.add_argument(
+            "action",
+            choices=["status", "start", "stop", "release"],
+            help="release: stop it only if no live process is using it",
+        )
 
     def handle(self, *args, **options):
         data_dir = settings.DATABASES["default"].get("EMBEDDED_DATA_DIR")
@@ -21,6 +25,8 @@ class Command(BaseCommand):
             # Started without cleanup, so it outlives this command.
             address = ensure_server(data_dir, cleanup=None)
             self.stdout.write(f"running, socket {address.socket_dir}")
+        elif action == "release":
+            self.stdout.write("stopped" if release_if_unused(data_dir) else "still in use")
         elif action == "stop":
             self.stdout.write("stopped" if stop_server(data_dir) else "was not running")
         else:
