@@ -202,6 +202,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Durable, scoped memory for AI agents. Memory is advisory, never authoritative.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # 3.1: the pydantic models' JSON Schemas use `null` types.
+    "OAS_VERSION": "3.1.0",
     # Served from our own static files: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -4,15 +4,21 @@ This is the bottom of the write path: it assumes validation, policy and the
 safety scan already happened (remember.py, promote.py, the seed).
 """
 
+import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from memory_app.embeddings import document_text, embed_text, get_backend
 from memory_app.hashing import sha256_text
 from memory_app.models import ChangeKind, MemoryDocument, MemoryStore
 from memory_app.services.versions import SourceRef, version_append
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -37,6 +43,7 @@ def document_create(
     scanner_version: str = "",
     findings: list | None = None,
     change: str = ChangeKind.CREATE,
+    embedding: np.ndarray | None = None,
 ) -> MemoryDocument:
     """Insert the head and version 1 in one transaction.
 
@@ -59,6 +66,8 @@ def document_create(
         importance=importance,
         expires_at=expires_at,
         created_by=author,
+        embedding=embedding,
+        embedding_model=get_backend().model_id if embedding is not None else "",
     )
     version_append(
         document=document,
@@ -71,3 +80,58 @@ def document_create(
         findings=findings,
     )
     return document
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    document: MemoryDocument
+    outcome: str  # created | updated | deduplicated | unchanged
+
+    @property
+    def created(self) -> bool:
+        return self.outcome == "created"
+
+
+def embedding_for(title: str, recall_hint: str, content: str) -> np.ndarray | None:
+    """The document's embedding, or None when the model cannot run.
+
+    A write never fails for want of a vector: full-text search still finds
+    the document, and the embed job fills the gap later.
+    """
+    try:
+        return embed_text(document_text(title, recall_hint, content))
+    except Exception:
+        logger.exception("embedding failed; the embed job will retry")
+        return None
+
+
+def head_update(
+    document: MemoryDocument,
+    *,
+    change: str,
+    author: AbstractBaseUser | None,
+    fields: dict,
+    embedding: np.ndarray | None = None,
+    **version_kwargs,
+) -> bool:
+    """Move a locked document's head to `fields` and record the version.
+
+    Returns False, writing nothing, when nothing would change.
+    """
+    changed = {name: value for name, value in fields.items() if getattr(document, name) != value}
+    if not changed:
+        return False
+    for name, value in changed.items():
+        setattr(document, name, value)
+    if "content" in changed:
+        document.content_sha256 = sha256_text(document.content)
+    if embedding is not None:
+        document.embedding = embedding
+        document.embedding_model = get_backend().model_id
+    elif {"title", "recall_hint", "content"} & changed.keys():
+        document.embedding = None
+        document.embedding_model = ""
+    document.version += 1
+    document.save()
+    version_append(document=document, change=change, author=author, **version_kwargs)
+    return True

@@ -1,0 +1,185 @@
+"""Who may see what: the only place that decides.
+
+Every read of stores or documents — API tools, pages, exports — goes
+through these accessors and predicates. A thing the principal may not see
+is reported as not found, never as forbidden, so its existence does not
+leak.
+"""
+
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q, QuerySet
+
+from memory_app.actors import Actor
+from memory_app.errors import InvalidInput, NotFound
+from memory_app.models import (
+    Conversation,
+    GrantLevel,
+    MemoryDocument,
+    MemoryStore,
+    Scope,
+    System,
+    SystemGrant,
+)
+from memory_app.paths import path_error
+from memory_app.permissions import has_memory_permission
+from memory_app.services.stores import store_for_user
+
+STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
+
+
+def systems_readable(user: AbstractBaseUser) -> QuerySet[System]:
+    """Systems on which one of the user's teams holds a read or manage grant."""
+    return System.objects.filter(
+        pk__in=SystemGrant.objects.filter(team__user=user).values("system_id")
+    )
+
+
+def systems_manageable(user: AbstractBaseUser) -> QuerySet[System]:
+    return System.objects.filter(
+        pk__in=SystemGrant.objects.filter(team__user=user, level=GrantLevel.MANAGE).values(
+            "system_id"
+        )
+    )
+
+
+def store_read_q(user: AbstractBaseUser, prefix: str = "") -> Q:
+    """The predicate "user may read this store", for stores or related rows."""
+    if not has_memory_permission(user, "read_memory"):
+        return Q(pk__in=[])
+    p = prefix
+    return (
+        Q(**{f"{p}scope": Scope.WORKSPACE})
+        | Q(**{f"{p}scope": Scope.USER, f"{p}owner": user})
+        | Q(
+            **{
+                f"{p}scope": Scope.CONVERSATION,
+                f"{p}conversation_id__in": Conversation.objects.filter(participants=user).values(
+                    "id"
+                ),
+            }
+        )
+        | Q(
+            **{
+                f"{p}scope": Scope.SYSTEM,
+                f"{p}system_id__in": SystemGrant.objects.filter(team__user=user).values(
+                    "system_id"
+                ),
+            }
+        )
+    )
+
+
+def stores_readable(user: AbstractBaseUser) -> QuerySet[MemoryStore]:
+    return MemoryStore.objects.filter(store_read_q(user))
+
+
+def documents_readable(user: AbstractBaseUser) -> QuerySet[MemoryDocument]:
+    """Every document the user may read, in any state."""
+    return MemoryDocument.objects.filter(store_read_q(user, prefix="store__"))
+
+
+def access_store(actor: Actor, name: object) -> MemoryStore:
+    """The store a request names (API.md, "Store names"), or NotFound."""
+    if not isinstance(name, str) or not name or len(name) > 200:
+        raise InvalidInput("A store name is required.", fields={"store": ["Name a store."]})
+    user = actor.user
+    if name == "conversation":
+        if actor.conversation is None:
+            raise InvalidInput(
+                "The conversation store needs the X-Memory-Conversation header.",
+                fields={"store": ["Send X-Memory-Conversation to use 'conversation'."]},
+            )
+        store = MemoryStore.objects.filter(conversation=actor.conversation).first()
+    elif name == "user":
+        if not has_memory_permission(user, "read_memory"):
+            raise NotFound(f"No store named {name!r}.")
+        return store_for_user(user=user)
+    else:
+        kind, _, rest = name.partition(":")
+        lookup = (
+            {
+                "system": Q(scope=Scope.SYSTEM, system__slug=rest),
+                "user": Q(scope=Scope.USER, owner__username=rest),
+                "conversation": Q(scope=Scope.CONVERSATION, conversation__external_id=rest),
+            }.get(kind)
+            if rest
+            else None
+        )
+        query = lookup if lookup is not None else Q(scope=Scope.WORKSPACE, slug=name)
+        store = (
+            stores_readable(user)
+            .filter(query)
+            .select_related("owner", "system", "conversation")
+            .first()
+        )
+    if store is None:
+        raise NotFound(f"No store named {name!r}.")
+    return store
+
+
+def access_document(
+    actor: Actor,
+    *,
+    id: object = None,  # the API's own field name
+    store: object = None,
+    path: object = None,
+) -> MemoryDocument:
+    """The document named by id or by store + path, if the actor may read it."""
+    documents = documents_readable(actor.user).select_related(*STORE_SELECT)
+    if id is not None:
+        try:
+            document_id = uuid.UUID(str(id))
+        except ValueError:
+            raise InvalidInput("Not a document id.", fields={"id": ["Must be a UUID."]}) from None
+        document = documents.filter(pk=document_id).first()
+    elif store is not None and path is not None:
+        if error := path_error(path):
+            raise InvalidInput(error, fields={"path": [error]})
+        document = documents.filter(store=access_store(actor, store), path=path).first()
+    else:
+        raise InvalidInput(
+            "Name the document by id, or by store and path.",
+            fields={"id": ["Send 'id', or 'store' and 'path'."]},
+        )
+    if document is None:
+        raise NotFound("No such document.")
+    return document
+
+
+def access_conversation(*, user: AbstractBaseUser, external_id: str) -> Conversation:
+    """The conversation of the X-Memory-Conversation header.
+
+    First use creates it, with the user as participant, and its store; a
+    user who is not a participant gets NotFound.
+    """
+    from memory_app.services.conversations import conversation_open
+
+    conversation = conversation_open(user=user, external_id=external_id)
+    if conversation is None:
+        raise NotFound("No such conversation.")
+    return conversation
+
+
+def access_user_by_name(username: str) -> AbstractBaseUser:
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None:
+        raise NotFound("No such user.")
+    return user
+
+
+def store_ref(store: MemoryStore, actor: Actor | None = None) -> str:
+    """How a store is named in responses; the request forms where they apply."""
+    if store.scope == Scope.WORKSPACE:
+        return store.slug
+    if store.scope == Scope.SYSTEM:
+        return f"system:{store.system.slug}"
+    if store.scope == Scope.USER:
+        if actor is not None and store.owner_id == actor.user.pk:
+            return "user"
+        return f"user:{store.owner.get_username()}"
+    if actor is not None and actor.conversation and store.conversation_id == actor.conversation.pk:
+        return "conversation"
+    return f"conversation:{store.conversation.external_id}"

@@ -1,0 +1,32 @@
+"""Who is calling, on whose behalf, in which conversation and run."""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from memory_app.models import Conversation
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The principal a call is evaluated as.
+
+    `user` is whose access and stores apply (the on-behalf-of user when a
+    service account sends X-Memory-On-Behalf-Of); `agent` is who actually
+    called and is recorded as the author. Without the header they are the
+    same user.
+    """
+
+    user: AbstractBaseUser
+    agent: AbstractBaseUser
+    conversation: Conversation | None = None
+    run_id: str = ""
+
+    @property
+    def on_behalf_of(self) -> AbstractBaseUser | None:
+        return self.user if self.user.pk != self.agent.pk else None
+
+
+def actor_for(user: AbstractBaseUser) -> Actor:
+    """A plain actor for a human in the pages or a script."""
+    return Actor(user=user, agent=user)

@@ -1,0 +1,65 @@
+"""The runtime headers of a tool call, turned into an Actor."""
+
+import re
+
+from pydantic import BaseModel, ValidationError
+from rest_framework.request import Request
+
+from memory_app.access import access_conversation, access_user_by_name
+from memory_app.actors import Actor
+from memory_app.errors import InvalidInput, PermissionDenied
+from memory_app.permissions import can_act_on_behalf
+
+_HEADER_VALUE = re.compile(r"^[\w.:@/+=-]{1,200}$")
+
+
+def _header(request: Request, name: str) -> str | None:
+    value = request.headers.get(name)
+    if value is None:
+        return None
+    value = value.strip()
+    if not _HEADER_VALUE.match(value):
+        raise InvalidInput(
+            f"{name} is not valid.",
+            fields={name: ["1 to 200 letters, digits or . _ : @ / + = -"]},
+        )
+    return value
+
+
+def actor_from_request(request: Request) -> Actor:
+    """Resolve X-Memory-On-Behalf-Of, X-Memory-Conversation and X-Memory-Run.
+
+    Only holders of "act on behalf" may send the first (403 otherwise); a
+    conversation the principal does not take part in is a 404.
+    """
+    agent = request.user
+    user = agent
+    behalf = _header(request, "X-Memory-On-Behalf-Of")
+    if behalf is not None:
+        if not can_act_on_behalf(agent):
+            raise PermissionDenied("You may not act on behalf of other users.")
+        user = access_user_by_name(behalf)
+    conversation_id = _header(request, "X-Memory-Conversation")
+    conversation = (
+        access_conversation(user=user, external_id=conversation_id) if conversation_id else None
+    )
+    return Actor(
+        user=user,
+        agent=agent,
+        conversation=conversation,
+        run_id=_header(request, "X-Memory-Run") or "",
+    )
+
+
+def parse_input[M: BaseModel](model: type[M], data: object) -> M:
+    """Validate a JSON body against a tool's input model, or 400 with field messages."""
+    if not isinstance(data, dict):
+        raise InvalidInput("The body must be a JSON object.", fields={"body": ["Send an object."]})
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        fields: dict[str, list[str]] = {}
+        for problem in error.errors(include_url=False, include_input=False):
+            name = ".".join(str(part) for part in problem["loc"]) or "body"
+            fields.setdefault(name, []).append(problem["msg"])
+        raise InvalidInput("The input is not valid.", fields=fields) from None

@@ -1,0 +1,62 @@
+"""`GET /api/v1/tools`: the tool definitions, ready to hand to an LLM."""
+
+from functools import cache
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from pydantic import BaseModel
+from rest_framework import serializers
+from rest_framework.decorators import api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memory_app.api.tools import TOOL_VIEWS
+
+
+def _inline_defs(model: type[BaseModel]) -> dict:
+    """The model's JSON Schema with $defs inlined: function-calling APIs
+    want one self-contained object schema per tool."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def resolve(node):
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: resolve(value) for key, value in node.items() if key != "title"}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)
+
+
+@cache
+def tool_definitions() -> tuple[dict, ...]:
+    return tuple(
+        {
+            "name": view.name,
+            "description": view.description,
+            "write": view.write,
+            "input_schema": _inline_defs(view.input_model),
+        }
+        for view in TOOL_VIEWS
+    )
+
+
+@extend_schema(
+    operation_id="tools_manifest",
+    summary="The tool manifest",
+    parameters=[
+        OpenApiParameter("include_write_tools", bool, description="Also list write tools.")
+    ],
+    responses=inline_serializer(
+        "ToolManifest",
+        {"tools": serializers.ListField(child=serializers.DictField())},
+    ),
+    tags=["tools"],
+)
+@api_view(["GET"])
+def tools_manifest(request: Request) -> Response:
+    include_write = request.query_params.get("include_write_tools", "").lower() in {"true", "1"}
+    tools = [tool for tool in tool_definitions() if include_write or not tool["write"]]
+    return Response({"tools": tools})

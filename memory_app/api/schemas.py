@@ -1,0 +1,238 @@
+"""Inputs and outputs of the agent tools, as pydantic models.
+
+One definition serves three purposes: validating requests, the JSON
+Schemas of the tool manifest (handed to an LLM as function definitions),
+and the OpenAPI document.
+"""
+
+from datetime import datetime
+from typing import Annotated, Literal, Self
+from uuid import UUID
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+
+from memory_app.models import DocType, SourceKind
+from memory_app.paths import PATH_MAX_LENGTH, path_error
+
+StoreName = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200),
+    Field(
+        description=(
+            "'conversation' (the conversation of X-Memory-Conversation), 'user' (your own "
+            "store), 'system:<slug>', or a workspace store slug such as 'workspace_runbooks'."
+        )
+    ),
+]
+
+
+def _valid_path(value: str) -> str:
+    if error := path_error(value):
+        raise ValueError(error)
+    return value
+
+
+PathStr = Annotated[
+    str,
+    AfterValidator(_valid_path),
+    Field(
+        min_length=1,
+        max_length=PATH_MAX_LENGTH,
+        description="Segments of [a-z0-9._-] joined by '/', e.g. 'runbooks/nginx-crashloop'.",
+    ),
+]
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=64, strip_whitespace=True)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentRef(Input):
+    """A document named by `id`, or by `store` + `path`."""
+
+    id: UUID | None = Field(None, description="The document id.")
+    store: StoreName | None = None
+    path: PathStr | None = None
+
+    @model_validator(mode="after")
+    def _named(self) -> Self:
+        if self.id is None and (self.store is None or self.path is None):
+            raise ValueError("Name the document by 'id', or by 'store' and 'path'.")
+        return self
+
+    def ref(self) -> dict:
+        return {"id": self.id} if self.id else {"store": self.store, "path": self.path}
+
+
+class Entities(Input):
+    namespace: str | None = Field(None, max_length=200)
+    service: str | None = Field(None, max_length=200)
+    environment: str | None = Field(None, max_length=200)
+    resource: str | None = Field(None, max_length=200)
+
+
+class SourceRefIn(Input):
+    kind: SourceKind
+    ref: str = Field(min_length=1, max_length=500)
+
+
+class RememberIn(Input):
+    """Save a memory. Agent-written memories are drafts (agent_draft trust)."""
+
+    store: StoreName
+    path: PathStr | None = Field(None, description="Derived from the title when absent.")
+    title: str = Field("", max_length=300)
+    content: str = Field(min_length=1, description="The memory itself.")
+    doc_type: DocType = DocType.NOTE
+    recall_hint: str = Field("", max_length=1000, description="What this is and when to recall it.")
+    tags: list[Tag] = Field(default_factory=list, max_length=20)
+    entities: Entities = Field(default_factory=Entities)
+    always_inject: bool = Field(False, description="Proposed; applied in user/conversation stores.")
+    importance: int = Field(5, ge=0, le=10)
+    expires_at: datetime | None = None
+    source_refs: list[SourceRefIn] = Field(default_factory=list, max_length=50)
+
+
+class EditIn(Input):
+    old: str = Field(min_length=1, description="Text that occurs exactly once.")
+    new: str
+
+
+class PatchIn(DocumentRef):
+    """Change a document you read, if it has not changed since (optimistic concurrency)."""
+
+    expected_sha256: Sha256 = Field(description="The sha256 you read with memory_read.")
+    content: str | None = Field(None, min_length=1, description="Full replacement content.")
+    edits: list[EditIn] | None = Field(None, min_length=1, max_length=50)
+
+    @model_validator(mode="after")
+    def _one_change(self) -> Self:
+        if (self.content is None) == (self.edits is None):
+            raise ValueError("Send either 'content' or 'edits', not both and not neither.")
+        return self
+
+
+class ReadIn(DocumentRef):
+    """Read one document in full (optionally an older version)."""
+
+    version: int | None = Field(None, ge=1)
+
+
+class ListIn(Input):
+    """List a store's documents by path."""
+
+    store: StoreName
+    prefix: str = Field("", max_length=PATH_MAX_LENGTH)
+    limit: int = Field(50, ge=1, le=200)
+    cursor: str | None = Field(None, max_length=500)
+    include_inactive: bool = False
+
+
+class HistoryIn(DocumentRef):
+    """A document's versions, newest first."""
+
+    limit: int = Field(50, ge=1, le=200)
+
+
+class DeleteIn(DocumentRef):
+    """Ask for a document to be deleted; a human confirms."""
+
+    reason: str = Field("", max_length=2000)
+
+
+# Outputs
+
+
+class SourceRefOut(BaseModel):
+    kind: str
+    ref: str
+
+
+class DocumentSummaryOut(BaseModel):
+    id: UUID
+    store: str
+    path: str
+    title: str
+    doc_type: str
+    trust: str
+    state: str
+    always_inject: bool
+    version: int
+    updated_at: datetime
+
+
+class DocumentOut(BaseModel):
+    id: UUID
+    store: str
+    scope: str
+    path: str
+    title: str
+    recall_hint: str
+    content: str
+    sha256: str
+    version: int
+    doc_type: str
+    trust: str
+    state: str
+    always_inject: bool
+    tags: list[str]
+    entities: dict
+    importance: int
+    hit_count: int
+    expires_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    source_refs: list[SourceRefOut]
+
+
+class ListOut(BaseModel):
+    documents: list[DocumentSummaryOut]
+    next_cursor: str | None
+
+
+class VersionOut(BaseModel):
+    version: int
+    sha256: str
+    parent_sha256: str
+    chain_sha256: str
+    change: str
+    author: str
+    on_behalf_of: str | None
+    created_at: datetime
+    content_preview: str
+    source_refs: list[SourceRefOut]
+
+
+class HistoryOut(BaseModel):
+    versions: list[VersionOut]
+
+
+class WriteOut(BaseModel):
+    id: UUID
+    store: str
+    path: str
+    version: int
+    sha256: str
+    trust: str
+    state: str
+    outcome: Literal["created", "updated", "deduplicated", "unchanged"]
+
+
+class DeleteOut(BaseModel):
+    status: Literal["pending_confirmation"]
+    review_item_id: UUID
+
+
+class ErrorOut(BaseModel):
+    error: str
+    detail: str
+    fields: dict[str, list[str]] | None = None

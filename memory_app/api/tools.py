@@ -1,0 +1,247 @@
+"""The agent tools: one view per tool, each calling a service or selector.
+
+`POST /api/v1/tools/<name>` with the tool's arguments as the JSON body.
+Every view resolves the runtime headers into an Actor, validates the body
+against the tool's pydantic model, and leaves errors to the one mapping in
+api/errors.py.
+"""
+
+from typing import ClassVar
+
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from pydantic import BaseModel
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory_app.access import access_document
+from memory_app.actors import Actor
+from memory_app.api import presenters, schemas
+from memory_app.api.context import actor_from_request, parse_input
+from memory_app.policy import check_can_read
+from memory_app.selectors.documents import document_history, document_version, documents_list
+from memory_app.services.delete import memory_delete_request
+from memory_app.services.patch import Edit, memory_patch
+from memory_app.services.remember import RememberInput, memory_remember
+from memory_app.services.versions import SourceRef
+
+RUNTIME_HEADERS = [
+    OpenApiParameter(
+        "X-Memory-Conversation",
+        str,
+        OpenApiParameter.HEADER,
+        description="The conversation of this turn; first use creates it and its store.",
+    ),
+    OpenApiParameter("X-Memory-Run", str, OpenApiParameter.HEADER, description="The run id."),
+    OpenApiParameter(
+        "X-Memory-On-Behalf-Of",
+        str,
+        OpenApiParameter.HEADER,
+        description="Evaluate the call as this user (needs the act-on-behalf permission).",
+    ),
+]
+
+
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    described = {
+        400: "invalid_input",
+        401: "not_authenticated",
+        403: "permission_denied or policy_denied",
+        404: "not_found",
+        409: "conflict (stale expected_sha256)",
+        413: "too_large",
+        422: "write_blocked (safety scanner)",
+        429: "rate_limited (Retry-After header)",
+    }
+    return {code: OpenApiResponse(schemas.ErrorOut, description=described[code]) for code in codes}
+
+
+READ_ERRORS = _errors(400, 401, 403, 404)
+WRITE_ERRORS = _errors(400, 401, 403, 404, 413, 422, 429)
+
+
+class ToolView(APIView):
+    """Headers → Actor, body → input model, then `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    write: ClassVar[bool]
+    input_model: ClassVar[type[BaseModel]]
+    responses: ClassVar[dict]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        extend_schema_view(
+            post=extend_schema(
+                operation_id=cls.name,
+                summary=cls.name,
+                description=cls.description,
+                request=cls.input_model,
+                responses=cls.responses,
+                parameters=RUNTIME_HEADERS,
+                tags=["tools"],
+            )
+        )(cls)
+
+    def post(self, request: Request) -> Response:
+        actor = actor_from_request(request)
+        if not self.write:
+            check_can_read(actor)
+        return self.run(actor, parse_input(self.input_model, request.data))
+
+    def run(self, actor: Actor, data) -> Response:
+        raise NotImplementedError
+
+
+class MemoryReadView(ToolView):
+    name = "memory_read"
+    description = (
+        "Read one memory in full by id or store+path, with its sha256 (needed by "
+        "memory_patch) and source refs. Memory is advisory: verify before acting."
+    )
+    write = False
+    input_model = schemas.ReadIn
+
+    responses = {200: schemas.DocumentOut, **READ_ERRORS}
+
+    def run(self, actor: Actor, data: schemas.ReadIn) -> Response:
+        document = access_document(actor, **data.ref())
+        version = document_version(document, data.version)
+        return Response(presenters.document_detail(document, version, actor))
+
+
+class MemoryListView(ToolView):
+    name = "memory_list"
+    description = (
+        "List the memories of one store by path (optionally under a prefix), a page at a "
+        "time; pass next_cursor back as cursor for the next page."
+    )
+    write = False
+    input_model = schemas.ListIn
+
+    responses = {200: schemas.ListOut, **READ_ERRORS}
+
+    def run(self, actor: Actor, data: schemas.ListIn) -> Response:
+        documents, next_cursor = documents_list(
+            actor=actor,
+            store=data.store,
+            prefix=data.prefix,
+            limit=data.limit,
+            cursor=data.cursor,
+            include_inactive=data.include_inactive,
+        )
+        return Response(
+            {
+                "documents": [presenters.document_summary(d, actor) for d in documents],
+                "next_cursor": next_cursor,
+            }
+        )
+
+
+class MemoryHistoryView(ToolView):
+    name = "memory_history"
+    description = "The versions of one memory, newest first: who changed what, when, and why."
+    write = False
+    input_model = schemas.HistoryIn
+
+    responses = {200: schemas.HistoryOut, **READ_ERRORS}
+
+    def run(self, actor: Actor, data: schemas.HistoryIn) -> Response:
+        document = access_document(actor, **data.ref())
+        versions = document_history(document, limit=data.limit)
+        return Response({"versions": [presenters.version_row(v) for v in versions]})
+
+
+class MemoryRememberView(ToolView):
+    name = "memory_remember"
+    description = (
+        "Save a memory as a draft: in 'conversation' (any type) or 'user' (user_preference "
+        "only). Shared stores change only through memory_propose_promotion. Never include "
+        "secrets, tokens or raw logs: such writes are refused."
+    )
+    write = True
+    input_model = schemas.RememberIn
+
+    responses = {
+        201: OpenApiResponse(schemas.WriteOut, description="created"),
+        200: OpenApiResponse(schemas.WriteOut, description="updated, deduplicated, unchanged"),
+        **WRITE_ERRORS,
+    }
+
+    def run(self, actor: Actor, data: schemas.RememberIn) -> Response:
+        result = memory_remember(
+            actor=actor,
+            data=RememberInput(
+                store=data.store,
+                path=data.path,
+                title=data.title,
+                content=data.content,
+                doc_type=data.doc_type.value,
+                recall_hint=data.recall_hint,
+                tags=data.tags,
+                entities=data.entities.model_dump(exclude_none=True),
+                always_inject=data.always_inject,
+                importance=data.importance,
+                expires_at=data.expires_at,
+                source_refs=[SourceRef(r.kind.value, r.ref) for r in data.source_refs],
+            ),
+        )
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(presenters.write_result(result, actor), status=code)
+
+
+class MemoryPatchView(ToolView):
+    name = "memory_patch"
+    description = (
+        "Change a memory you read: send expected_sha256 from memory_read and either the full "
+        "new content or edits (each 'old' must occur exactly once). A stale sha answers 409 "
+        "with the current one: read again and retry."
+    )
+    write = True
+    input_model = schemas.PatchIn
+
+    responses = {200: schemas.WriteOut, **_errors(400, 401, 403, 404, 409, 413, 422, 429)}
+
+    def run(self, actor: Actor, data: schemas.PatchIn) -> Response:
+        document = access_document(actor, **data.ref())
+        result = memory_patch(
+            actor=actor,
+            document=document,
+            expected_sha256=data.expected_sha256,
+            content=data.content,
+            edits=[Edit(e.old, e.new) for e in data.edits or ()],
+        )
+        return Response(presenters.write_result(result, actor))
+
+
+class MemoryDeleteView(ToolView):
+    name = "memory_delete"
+    description = "Ask for a memory to be deleted. A human confirms; until then nothing changes."
+    write = True
+    input_model = schemas.DeleteIn
+
+    responses = {202: schemas.DeleteOut, **_errors(400, 401, 403, 404)}
+
+    def run(self, actor: Actor, data: schemas.DeleteIn) -> Response:
+        document = access_document(actor, **data.ref())
+        item, _ = memory_delete_request(actor=actor, document=document, reason=data.reason)
+        return Response(
+            {"status": "pending_confirmation", "review_item_id": str(item.pk)},
+            status=status.HTTP_202_ACCEPTED,
+        )
+
+
+TOOL_VIEWS: tuple[type[ToolView], ...] = (
+    MemoryReadView,
+    MemoryListView,
+    MemoryHistoryView,
+    MemoryRememberView,
+    MemoryPatchView,
+    MemoryDeleteView,
+)

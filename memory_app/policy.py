@@ -1,0 +1,98 @@
+"""Who may write what where: the only place that decides (DESIGN §2, §3).
+
+Checked after access (a store the principal cannot see is already a 404)
+and before the safety scan. Scope rules answer 403 `policy_denied`; a
+revoked permission answers 403 `permission_denied`; service accounts are
+held to a per-run write cap and a per-minute rate, answered with 429.
+"""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from memory_app.access import systems_manageable
+from memory_app.actors import Actor
+from memory_app.errors import PermissionDenied, PolicyDenied, RateLimited
+from memory_app.models import DocState, DocType, MemoryStore, MemoryVersion, Scope
+from memory_app.permissions import has_memory_permission, is_service_account
+
+RATE_WINDOW = timedelta(minutes=1)
+
+
+def check_can_read(actor: Actor) -> None:
+    for user in {actor.user, actor.agent}:
+        if not has_memory_permission(user, "read_memory"):
+            raise PermissionDenied(f"{user.get_username()} may not read memory.")
+
+
+def check_can_write(actor: Actor) -> None:
+    for user in {actor.user, actor.agent}:
+        if not has_memory_permission(user, "manage_memory"):
+            raise PermissionDenied(f"{user.get_username()} may not write memory.")
+
+
+def check_store_write(actor: Actor, store: MemoryStore, *, doc_type: str) -> None:
+    """The scope rules for an agent tool writing into `store`."""
+    check_can_write(actor)
+    if store.scope == Scope.WORKSPACE:
+        raise PolicyDenied(
+            "Workspace memory changes only through an approved promotion: "
+            "write to the conversation store and call memory_propose_promotion.",
+            reason="workspace_requires_promotion",
+        )
+    if (
+        store.scope == Scope.SYSTEM
+        and not systems_manageable(actor.user).filter(pk=store.system_id).exists()
+    ):
+        raise PolicyDenied(
+            "Writing system memory needs a manage grant on the system; "
+            "propose a promotion instead.",
+            reason="system_requires_manage_grant",
+        )
+    if store.scope == Scope.USER and doc_type != DocType.USER_PREFERENCE:
+        raise PolicyDenied(
+            "A user store holds only user_preference documents.",
+            reason="user_store_preferences_only",
+        )
+
+
+def check_document_writable(state: str) -> None:
+    if state in (DocState.TOMBSTONED, DocState.SUPERSEDED):
+        raise PolicyDenied(
+            f"The document is {state}; write a new document instead.",
+            reason="document_not_active",
+        )
+
+
+def check_write_quota(actor: Actor) -> None:
+    """Per-run cap and per-minute rate of a service account.
+
+    Runs inside the write's transaction after an advisory lock on the
+    caller, so concurrent writes of one agent cannot overshoot the cap.
+    """
+    agent = actor.agent
+    if not is_service_account(agent):
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('memory_write_quota'), %s)", [agent.pk]
+        )
+    cap = settings.MEMORY_RUN_WRITE_CAP
+    if actor.run_id and (
+        MemoryVersion.objects.filter(author=agent, run_id=actor.run_id).count() >= cap
+    ):
+        raise RateLimited(
+            f"This run has made its {cap} writes; start a new run to write more.",
+            retry_after=3600,
+        )
+    since = timezone.now() - RATE_WINDOW
+    recent = MemoryVersion.objects.filter(author=agent, created_at__gte=since)
+    limit = settings.MEMORY_RATE_LIMIT_PER_MINUTE
+    if recent.count() >= limit:
+        oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
+        wait = (oldest + RATE_WINDOW - timezone.now()).total_seconds() if oldest else 60
+        raise RateLimited(
+            f"At most {limit} writes a minute; slow down.", retry_after=max(1, int(wait) + 1)
+        )

@@ -1,0 +1,51 @@
+"""Shapeless secrets: long random-looking strings.
+
+A run of 40+ base64/base62 characters with Shannon entropy of at least 4.5
+bits per character, mixing upper case, lower case and digits, is treated as
+a credential. Hex (git SHAs, sha256 digests, UUIDs) tops out at 4 bits per
+character and never reaches the threshold; content digests that are
+base64 by design (go.sum `h1:`, SRI `sha512-`, `data:` URIs of images) are
+recognised by their prefix and left alone.
+"""
+
+import math
+import re
+from collections import Counter
+
+from memory_app.safety.types import Detector, Span
+
+MIN_LENGTH = 40
+MIN_BITS_PER_CHAR = 4.5
+
+_CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_LENGTH},}}")
+_DIGEST_PREFIX = re.compile(r"(?:\bh1:|\bsha(?:256|384|512)[-:]|;base64,)$", re.I)
+_DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]+")
+
+
+def shannon_bits_per_char(text: str) -> float:
+    counts = Counter(text)
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def _looks_random(token: str) -> bool:
+    return (
+        any(c.isupper() for c in token)
+        and any(c.islower() for c in token)
+        and any(c.isdigit() for c in token)
+        and shannon_bits_per_char(token) >= MIN_BITS_PER_CHAR
+    )
+
+
+def _high_entropy_spans(text: str) -> list[Span]:
+    masked = _DATA_URI.sub(lambda m: " " * len(m.group()), text)
+    spans = []
+    for match in _CANDIDATE.finditer(masked):
+        if _DIGEST_PREFIX.search(masked[max(0, match.start() - 8) : match.start()]):
+            continue
+        if _looks_random(match.group().strip("=")):
+            spans.append(Span("high_entropy_string", match.start(), match.end()))
+    return spans
+
+
+DETECTORS = [Detector("entropy", _high_entropy_spans)]

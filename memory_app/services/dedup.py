@@ -1,0 +1,59 @@
+"""Two-gate near-duplicate detection (DESIGN §9).
+
+A new write is a near-duplicate of an existing document only when both
+gates pass: embedding cosine (same meaning) and token overlap (same words).
+Either alone misfires: "my coffee is a cortado" and "... a flat white" are
+close in meaning but a changed value must be an update, not a merge; and
+two runbooks sharing boilerplate share tokens but not meaning.
+"""
+
+import re
+
+import numpy as np
+from django.db import connection
+from pgvector.django import CosineDistance
+
+from memory_app.embeddings import document_text
+from memory_app.models import DocState, MemoryDocument, MemoryStore
+
+COSINE_MIN = 0.92
+TOKEN_OVERLAP_MIN = 0.7
+CANDIDATES = 5
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def token_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the lower-cased word sets of two texts."""
+    left, right = set(_TOKEN.findall(a.lower())), set(_TOKEN.findall(b.lower()))
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def enable_iterative_scan() -> None:
+    """Let filtered HNSW scans keep going until they find k rows (pgvector ≥ 0.8)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+def near_duplicate(
+    store: MemoryStore, *, text: str, embedding: np.ndarray | None
+) -> MemoryDocument | None:
+    """The active document of `store` that `text` duplicates, if any."""
+    if embedding is None:
+        return None
+    enable_iterative_scan()
+    candidates = (
+        MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
+        .annotate(distance=CosineDistance("embedding", embedding.tolist()))
+        .order_by("distance")
+        .only("id", "title", "recall_hint", "content")[:CANDIDATES]
+    )
+    for candidate in candidates:
+        if 1 - candidate.distance < COSINE_MIN:
+            break
+        existing = document_text(candidate.title, candidate.recall_hint, candidate.content)
+        if token_overlap(text, existing) >= TOKEN_OVERLAP_MIN:
+            return candidate
+    return None

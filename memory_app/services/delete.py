@@ -1,0 +1,149 @@
+"""memory_delete and its confirmation: deletion always needs a human."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory_app.access import systems_manageable
+from memory_app.actors import Actor
+from memory_app.errors import NotFound, PermissionDenied
+from memory_app.models import (
+    ChangeKind,
+    DocState,
+    DreamJob,
+    DreamKind,
+    DreamReviewItem,
+    JobStatus,
+    MemoryDocument,
+    ReviewAction,
+    ReviewStatus,
+    Scope,
+)
+from memory_app.permissions import can_review, is_service_account
+from memory_app.policy import check_can_write, check_document_writable
+from memory_app.services.documents import head_update
+from memory_app.services.events import event_record
+
+OPEN = (ReviewStatus.PENDING, ReviewStatus.DEFERRED)
+
+
+def memory_delete_request(
+    *, actor: Actor, document: MemoryDocument, reason: str = ""
+) -> tuple[DreamReviewItem, bool]:
+    """Ask a human to tombstone a document the actor can read.
+
+    Returns the review item and whether it was created (False: an open
+    request for the same version already existed). Emits
+    `memory.deletion.requested`.
+    """
+    check_can_write(actor)
+    check_document_writable(document.state)
+    version = document.versions.get(version=document.version)
+    existing = _open_request(document, version)
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            job = DreamJob.objects.create(
+                kind=DreamKind.DELETION,
+                status=JobStatus.AWAITING_REVIEW,
+                requested_by=actor.agent,
+                progress_total=1,
+            )
+            item = DreamReviewItem.objects.create(
+                job=job,
+                action=ReviewAction.TOMBSTONE,
+                source_document=document,
+                source_version=version,
+                target_store=document.store,
+                target_path=document.path,
+                rationale=reason,
+                proposed_by=actor.agent,
+                run_id=actor.run_id,
+            )
+    except IntegrityError:
+        # A concurrent identical request won the unique constraint.
+        return _open_request(document, version), False
+    event_record(
+        "memory.deletion.requested",
+        actor=actor,
+        document=document,
+        payload={"review_item_id": str(item.pk), "path": document.path},
+    )
+    return item, True
+
+
+def _open_request(document, version) -> DreamReviewItem | None:
+    return DreamReviewItem.objects.filter(
+        action=ReviewAction.TOMBSTONE,
+        source_version=version,
+        target_store=document.store,
+        target_path=document.path,
+        status__in=OPEN,
+    ).first()
+
+
+def can_confirm_deletion(user: AbstractBaseUser, document: MemoryDocument) -> bool:
+    """Humans only: reviewers anywhere; owners, participants and managers in their stores."""
+    if not user.is_authenticated or is_service_account(user):
+        return False
+    if can_review(user):
+        return True
+    store = document.store
+    if store.scope == Scope.USER:
+        return store.owner_id == user.pk
+    if store.scope == Scope.CONVERSATION:
+        return store.conversation.participants.filter(pk=user.pk).exists()
+    if store.scope == Scope.SYSTEM:
+        return systems_manageable(user).filter(pk=store.system_id).exists()
+    return False
+
+
+@transaction.atomic
+def deletion_decide(
+    *, user: AbstractBaseUser, item: DreamReviewItem, confirm: bool, note: str = ""
+) -> DreamReviewItem:
+    """Confirm (tombstone, a new version) or decline a deletion request.
+
+    Raises PermissionDenied unless `can_confirm_deletion`; NotFound when the
+    item is not an open deletion request. Emits
+    `memory.document.tombstoned` or `memory.deletion.declined`.
+    """
+    item = (
+        DreamReviewItem.objects.select_for_update()
+        .select_related("job", "source_document__store__conversation")
+        .filter(pk=item.pk, action=ReviewAction.TOMBSTONE, status__in=OPEN)
+        .first()
+    )
+    if item is None:
+        raise NotFound("No open deletion request with that id.")
+    document = (
+        MemoryDocument.objects.select_for_update()
+        .select_related("store__conversation")
+        .get(pk=item.source_document_id)
+    )
+    if not can_confirm_deletion(user, document):
+        raise PermissionDenied("You may not decide deletions in this store.")
+    now = timezone.now()
+    if confirm and document.state != DocState.TOMBSTONED:
+        head_update(
+            document,
+            change=ChangeKind.TOMBSTONE,
+            author=user,
+            fields={"state": DocState.TOMBSTONED},
+            reason=note or item.rationale,
+        )
+        item.result_version = document.versions.get(version=document.version)
+    item.status = ReviewStatus.APPROVED if confirm else ReviewStatus.REJECTED
+    item.decided_by, item.decided_at, item.decision_note = user, now, note
+    item.save()
+    item.job.status = JobStatus.SUCCEEDED if confirm else JobStatus.REJECTED
+    item.job.progress_done, item.job.finished_at = 1, now
+    item.job.save()
+    event_record(
+        "memory.document.tombstoned" if confirm else "memory.deletion.declined",
+        principal=user,
+        document=document,
+        payload={"review_item_id": str(item.pk), "path": document.path, "note": note},
+    )
+    return item

@@ -1,0 +1,71 @@
+"""Shared steps of every write: the safety scan and the denial events."""
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from django.conf import settings
+
+from memory_app.actors import Actor
+from memory_app.errors import InvalidInput, PolicyDenied, TooLarge, WriteBlocked
+from memory_app.models import MemoryStore, Scope
+from memory_app.paths import path_error
+from memory_app.safety import SCANNER_VERSION, Finding, scan_fields
+from memory_app.services.events import event_record
+
+
+def check_sizes(*, content: str, path: str | None = None) -> None:
+    limit = settings.MEMORY_MAX_CONTENT_CHARS
+    if len(content) > limit:
+        raise TooLarge(f"Content has {len(content)} characters; the limit is {limit}.")
+    if path is not None and (error := path_error(path)):
+        raise InvalidInput(error, fields={"path": [error]})
+
+
+def scan_for_store(fields: Mapping[str, str], store: MemoryStore) -> list[Finding]:
+    """Scan under the target store's rules; raise WriteBlocked on a blocking hit.
+
+    Returns the tolerated findings (injection phrases in a conversation
+    store), which are kept with the version.
+    """
+    findings = scan_fields(fields, conversation_store=store.scope == Scope.CONVERSATION)
+    blocking = [f for f in findings if f.blocking]
+    if blocking:
+        names = sorted({f.detector for f in blocking})
+        raise WriteBlocked(
+            f"The safety scanner refused this write ({', '.join(names)}). "
+            "Remove the flagged text and try again.",
+            findings=[
+                {"detector": f.detector, "field": f.field, "start": f.start, "end": f.end}
+                for f in blocking
+            ],
+        )
+    return findings
+
+
+def scan_record(findings: list[Finding]) -> dict:
+    """What a version stores about the scan that passed it."""
+    return {
+        "scanner_version": SCANNER_VERSION,
+        "findings": [f.as_dict() for f in findings],
+    }
+
+
+@contextmanager
+def recording_refusals(actor: Actor, *, tool: str, **context: str) -> Iterator[None]:
+    """Record a policy denial or a scanner block as an event, after rollback."""
+    try:
+        yield
+    except PolicyDenied as error:
+        event_record(
+            "memory.policy.denied",
+            actor=actor,
+            payload={"tool": tool, "reason": error.extra["reason"], **context},
+        )
+        raise
+    except WriteBlocked as error:
+        event_record(
+            "memory.write.blocked",
+            actor=actor,
+            payload={"tool": tool, "findings": error.extra["findings"], **context},
+        )
+        raise

@@ -1,0 +1,107 @@
+"""memory_patch: optimistic-concurrency edits of one document (API.md)."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from memory_app.actors import Actor
+from memory_app.errors import Conflict, InvalidInput
+from memory_app.models import ChangeKind, MemoryDocument, Trust
+from memory_app.policy import check_document_writable, check_store_write, check_write_quota
+from memory_app.services.documents import WriteResult, embedding_for, head_update
+from memory_app.services.events import event_record
+from memory_app.services.guard import check_sizes, recording_refusals, scan_for_store, scan_record
+
+
+@dataclass(frozen=True)
+class Edit:
+    old: str
+    new: str
+
+
+def apply_edits(content: str, edits: Sequence[Edit]) -> str:
+    """Apply each edit in order; each `old` must occur exactly once."""
+    problems: list[str] = []
+    for index, edit in enumerate(edits):
+        count = content.count(edit.old) if edit.old else 0
+        if count != 1:
+            where = "does not occur" if count == 0 else f"occurs {count} times"
+            problems.append(f"edits[{index}].old {where}; it must occur exactly once.")
+            continue
+        content = content.replace(edit.old, edit.new, 1)
+    if problems:
+        raise InvalidInput("An edit did not apply.", fields={"edits": problems})
+    return content
+
+
+def _check_sha(document: MemoryDocument, expected_sha256: str) -> None:
+    if document.content_sha256 != expected_sha256:
+        raise Conflict(
+            "The document changed since you read it; read it again and retry.",
+            current_sha256=document.content_sha256,
+            current_version=document.version,
+        )
+
+
+def memory_patch(
+    *,
+    actor: Actor,
+    document: MemoryDocument,
+    expected_sha256: str,
+    content: str | None = None,
+    edits: Sequence[Edit] = (),
+) -> WriteResult:
+    """Replace or edit the content of a document the actor can read.
+
+    The head is locked and its sha compared with `expected_sha256`: of two
+    racing writers exactly one wins, the other gets 409 with the current
+    sha. Policy and scanner as for memory_remember. Emits
+    `memory.document.written`.
+    """
+    store = document.store
+    refusal_context = {"document_id": str(document.pk)}
+    with recording_refusals(actor, tool="memory_patch", **refusal_context):
+        check_store_write(actor, store, doc_type=document.doc_type)
+        check_document_writable(document.state)
+    _check_sha(document, expected_sha256)
+    new_content = content if content is not None else apply_edits(document.content, edits)
+    check_sizes(content=new_content)
+    with recording_refusals(actor, tool="memory_patch", **refusal_context):
+        findings = scan_for_store(
+            {"title": document.title, "recall_hint": document.recall_hint, "content": new_content},
+            store,
+        )
+    embedding = None
+    if new_content != document.content:
+        embedding = embedding_for(document.title, document.recall_hint, new_content)
+    with transaction.atomic():
+        check_write_quota(actor)
+        locked = (
+            MemoryDocument.objects.select_for_update().select_related("store").get(pk=document.pk)
+        )
+        # Same sha, same content: what was scanned above is what lands.
+        _check_sha(locked, expected_sha256)
+        changed = head_update(
+            locked,
+            change=ChangeKind.PATCH,
+            author=actor.agent,
+            fields={"content": new_content, "trust": Trust.AGENT_DRAFT},
+            embedding=embedding,
+            on_behalf_of=actor.on_behalf_of,
+            run_id=actor.run_id,
+            **scan_record(findings),
+        )
+    result = WriteResult(locked, "updated" if changed else "unchanged")
+    event_record(
+        "memory.document.written",
+        actor=actor,
+        document=locked,
+        payload={
+            "tool": "memory_patch",
+            "outcome": result.outcome,
+            "path": locked.path,
+            "version": locked.version,
+        },
+    )
+    return result
