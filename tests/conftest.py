@@ -22,6 +22,12 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
             connection.settings_dict["EMBEDDED_CLEANUP"] = "delete"
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Production hashing takes ~0.5 s a password by design; tests make many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def owner(db):
     return UserFactory(username="owner")

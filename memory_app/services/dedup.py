@@ -1,7 +1,8 @@
 """Two-gate near-duplicate detection (DESIGN §9).
 
 A new write is a near-duplicate of an existing document only when both
-gates pass: embedding cosine (same meaning) and token overlap (same words).
+gates pass: embedding cosine of the whole text (same meaning) and token
+overlap of the content (same claim in the same words).
 Either alone misfires: "my coffee is a cortado" and "... a flat white" are
 close in meaning but a changed value must be an update, not a merge; and
 two runbooks sharing boilerplate share tokens but not meaning.
@@ -13,7 +14,6 @@ import numpy as np
 from django.db import connection
 from pgvector.django import CosineDistance
 
-from memory_app.embeddings import document_text
 from memory_app.models import DocState, MemoryDocument, MemoryStore
 
 COSINE_MIN = 0.92
@@ -38,9 +38,13 @@ def enable_iterative_scan() -> None:
 
 
 def near_duplicate(
-    store: MemoryStore, *, text: str, embedding: np.ndarray | None
+    store: MemoryStore, *, content: str, embedding: np.ndarray | None
 ) -> MemoryDocument | None:
-    """The active document of `store` that `text` duplicates, if any."""
+    """The active document of `store` that a write of `content` duplicates.
+
+    Two notes sharing a title and recall hint but holding different values
+    are different memories: the token gate compares content only.
+    """
     if embedding is None:
         return None
     enable_iterative_scan()
@@ -48,12 +52,11 @@ def near_duplicate(
         MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", embedding.tolist()))
         .order_by("distance")
-        .only("id", "title", "recall_hint", "content")[:CANDIDATES]
+        .only("id", "content")[:CANDIDATES]
     )
     for candidate in candidates:
         if 1 - candidate.distance < COSINE_MIN:
             break
-        existing = document_text(candidate.title, candidate.recall_hint, candidate.content)
-        if token_overlap(text, existing) >= TOKEN_OVERLAP_MIN:
+        if token_overlap(content, candidate.content) >= TOKEN_OVERLAP_MIN:
             return candidate
     return None

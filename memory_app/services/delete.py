@@ -110,15 +110,15 @@ def deletion_decide(
     `memory.document.tombstoned` or `memory.deletion.declined`.
     """
     item = (
-        DreamReviewItem.objects.select_for_update()
-        .select_related("job", "source_document__store__conversation")
+        DreamReviewItem.objects.select_for_update(of=("self",))
+        .select_related("job")
         .filter(pk=item.pk, action=ReviewAction.TOMBSTONE, status__in=OPEN)
         .first()
     )
     if item is None:
         raise NotFound("No open deletion request with that id.")
     document = (
-        MemoryDocument.objects.select_for_update()
+        MemoryDocument.objects.select_for_update(of=("self",))
         .select_related("store__conversation")
         .get(pk=item.source_document_id)
     )

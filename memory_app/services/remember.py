@@ -8,7 +8,6 @@ from django.db import IntegrityError, transaction
 
 from memory_app.access import access_store
 from memory_app.actors import Actor
-from memory_app.embeddings import document_text
 from memory_app.models import ChangeKind, DocState, MemoryDocument, Scope, Trust
 from memory_app.paths import path_from_title
 from memory_app.policy import check_store_write, check_write_quota
@@ -116,8 +115,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
 def _write(actor, store, path, fields, embedding, version_kwargs) -> WriteResult:
     existing = _locked(store, path)
     if existing is None:
-        text = document_text(fields["title"], fields["recall_hint"], fields["content"])
-        duplicate = near_duplicate(store, text=text, embedding=embedding)
+        duplicate = near_duplicate(store, content=fields["content"], embedding=embedding)
         if duplicate is not None:
             existing = MemoryDocument.objects.select_for_update().get(pk=duplicate.pk)
             changed = head_update(

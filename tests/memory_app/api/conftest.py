@@ -1,0 +1,79 @@
+from dataclasses import dataclass, field
+
+import pytest
+from rest_framework.test import APIClient
+
+from memory_app.services.principals import api_key_issue, system_grant_set
+from tests.factories import UserFactory
+
+
+@dataclass
+class ToolCaller:
+    """Calls /api/v1/tools/<name> as one principal with runtime headers."""
+
+    client: APIClient
+    headers: dict = field(default_factory=dict)
+
+    def __call__(self, tool: str, body=None, **headers):
+        merged = {**self.headers, **headers}
+        extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in merged.items()}
+        return self.client.post(f"/api/v1/tools/{tool}", body or {}, format="json", **extra)
+
+    def ok(self, tool: str, body=None, status: int = 200, **headers) -> dict:
+        response = self(tool, body, **headers)
+        assert response.status_code == status, response.content
+        return response.json()
+
+    def with_headers(self, **headers) -> "ToolCaller":
+        return ToolCaller(self.client, {**self.headers, **headers})
+
+
+@pytest.fixture
+def caller_for():
+    def make(user, conversation: str | None = "own", run: str | None = "run-1") -> ToolCaller:
+        """`conversation="own"` names a conversation of this user's own."""
+        if conversation == "own":
+            conversation = f"conv-{user.get_username()}"
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_issue(user=user).raw}")
+        headers = {}
+        if conversation:
+            headers["X-Memory-Conversation"] = conversation
+        if run:
+            headers["X-Memory-Run"] = run
+        return ToolCaller(client, headers)
+
+    return make
+
+
+@pytest.fixture
+def agent(db):
+    return UserFactory(username="agent", service_account=True)
+
+
+@pytest.fixture
+def tools(caller_for, agent) -> ToolCaller:
+    return caller_for(agent)
+
+
+@pytest.fixture
+def payments(db):
+    """A system: team 'payments-readers' reads it, 'payments-owners' manages it."""
+    system_grant_set(system_slug="payments", team="payments-readers", level="read")
+    system_grant_set(system_slug="payments", team="payments-owners", level="manage")
+    return "system:payments"
+
+
+def remember_body(**overrides) -> dict:
+    body = {
+        "store": "conversation",
+        "title": "Nginx crash loop after config reload",
+        "content": "The ingress pods crash-loop after a config reload; rolling back the "
+        "configmap fixed it in incident INC-4411.",
+        "recall_hint": "When nginx ingress pods restart repeatedly after a deploy.",
+        "doc_type": "incident",
+        "tags": ["nginx", "ingress"],
+        "entities": {"service": "ingress-nginx", "environment": "prod"},
+    }
+    body.update(overrides)
+    return body
