@@ -407,6 +407,11 @@ class MemoryVersion(models.Model):
             models.CheckConstraint(condition=_in("change", ChangeKind), name="version_change"),
             models.CheckConstraint(condition=Q(version__gte=1), name="version_positive"),
         ]
+        indexes = [
+            # The write quotas count an author's versions per run and per minute.
+            models.Index(fields=["author", "run_id"], name="version_author_run"),
+            models.Index(fields=["author", "created_at"], name="version_author_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.document_id} v{self.version}"

@@ -19,6 +19,7 @@ MIN_BITS_PER_CHAR = 4.5
 
 _CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_LENGTH},}}")
 _DIGEST_PREFIX = re.compile(r"(?:\bh1:|\bsha(?:256|384|512)[-:]|;base64,)$", re.I)
+_DIGEST_TOKEN = re.compile(r"^sha(?:256|384|512)-", re.I)
 _DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]+")
 
 
@@ -41,7 +42,9 @@ def _high_entropy_spans(text: str) -> list[Span]:
     masked = _DATA_URI.sub(lambda m: " " * len(m.group()), text)
     spans = []
     for match in _CANDIDATE.finditer(masked):
-        if _DIGEST_PREFIX.search(masked[max(0, match.start() - 8) : match.start()]):
+        if _DIGEST_PREFIX.search(
+            masked[max(0, match.start() - 8) : match.start()]
+        ) or _DIGEST_TOKEN.match(match.group()):
             continue
         if _looks_random(match.group().strip("=")):
             spans.append(Span("high_entropy_string", match.start(), match.end()))

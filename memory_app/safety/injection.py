@@ -32,7 +32,7 @@ _PHRASES = {
     ),
     "role_override": (
         rf"\b(?:you{_W}are{_W}now|from{_W}now{_W}on{_W}you{_W}are|act{_W}as){_W}"
-        rf"(?:an?{_W})?(?:unrestricted|jailbroken|dan\b|developer{_W}mode|root{_W}admin)"
+        rf"(?:in{_W})?(?:an?{_W})?(?:unrestricted|jailbroken|dan\b|developer{_W}mode|root{_W}admin)"
     ),
     "fake_system_message": (
         r"(?:^|\n)\s*(?:#+\s*)?(?:system|assistant)\s*(?:prompt|message)?\s*:\s*(?:new\s+)?instructions?\b"
@@ -42,12 +42,25 @@ _PHRASES = {
 }
 _COMPILED = {name: re.compile(pattern, re.I) for name, pattern in _PHRASES.items()}
 
+# Policy text forbids these acts ("never skip approval", "do not ignore
+# previous alerts"); a negation right before the phrase makes it benign.
+# Only the imperative rules are negatable: a role override never is.
+_NEGATABLE = {"ignore_instructions", "disregard_safety", "skip_approval"}
+_NEGATION_BEFORE = re.compile(
+    r"\b(?:never|not|no|n't|cannot|mustn't|shouldn't|don't|won't)\s+(?:\w+\s+)?$", re.I
+)
+
+
+def _negated(text: str, start: int) -> bool:
+    return bool(_NEGATION_BEFORE.search(text[max(0, start - 30) : start]))
+
 
 def _injection_spans(text: str) -> list[Span]:
     return [
         Span(f"prompt_injection.{name}", match.start(), match.end())
         for name, pattern in _COMPILED.items()
         for match in pattern.finditer(text)
+        if not (name in _NEGATABLE and _negated(text, match.start()))
     ]
 
 

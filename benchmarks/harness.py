@@ -1,0 +1,46 @@
+"""Shared set-up for benchmarks: Django on a throwaway database, timing helpers.
+
+Without DATABASE_URL each benchmark runs on its own embedded PostgreSQL in
+a temporary folder (deleted afterwards), never on the development data.
+"""
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["MEMORY_DATA_DIR"] = tempfile.mkdtemp(prefix="memory-bench-")
+    import django
+    from django.conf import settings
+
+    django.setup()
+    if "EMBEDDED_DATA_DIR" in settings.DATABASES["default"]:
+        settings.DATABASES["default"]["EMBEDDED_CLEANUP"] = "delete"
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def percentiles(samples_ms: list[float]) -> str:
+    ordered = sorted(samples_ms)
+    q = statistics.quantiles(ordered, n=100, method="inclusive")
+    return f"p50 {q[49]:.2f} ms  p95 {q[94]:.2f} ms  p99 {q[98]:.2f} ms  max {ordered[-1]:.2f} ms"
+
+
+def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
