@@ -231,6 +231,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 540, minimum=1)
 
+# A request body larger than this is refused with 413 before it is parsed.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", 1_048_576, minimum=1024)
+
 # The product's own settings (README, "Configuration").
 MEMORY_ENABLED = env_bool("MEMORY_ENABLED", True)
 MEMORY_CONTEXT_TOKEN_BUDGET = env_int("MEMORY_CONTEXT_TOKEN_BUDGET", 2200, minimum=1)

@@ -442,6 +442,34 @@ class MemorySourceRef(models.Model):
         return f"{self.kind}:{self.ref}"
 
 
+class ContextTrace(models.Model):
+    """One memory_context call: every candidate, what the budget cut, what was sent.
+
+    The message itself is not kept (it may hold anything a user typed); its
+    hash ties the trace to logs that do.
+    """
+
+    principal = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="traces"
+    )
+    run_id = models.CharField(max_length=200, blank=True)
+    message_sha256 = models.CharField(max_length=64)
+    candidates = models.JSONField(default=list)
+    context_sha256 = models.CharField(max_length=64)
+    tokens = models.PositiveIntegerField()
+    token_budget = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run_id"], name="trace_run")]
+
+    def __str__(self) -> str:
+        return f"trace {self.pk} ({self.run_id or 'no run'})"
+
+
 class ContextBlock(models.TextChoices):
     ALWAYS = "always"
     TRUSTED = "trusted"
@@ -466,6 +494,9 @@ class MemoryUsage(models.Model):
     block = models.CharField(max_length=10, choices=ContextBlock.choices)
     tokens = models.PositiveIntegerField()
     hit = models.BooleanField(default=False)
+    trace = models.ForeignKey(
+        ContextTrace, null=True, blank=True, on_delete=models.CASCADE, related_name="usages"
+    )
     event = models.ForeignKey(
         "MemoryEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

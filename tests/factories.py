@@ -4,7 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from memory_app.models import MemoryStore, Scope, Trust
-from memory_app.services.documents import document_create
+from memory_app.services.documents import document_create, embedding_for
 from memory_app.services.principals import principal_upsert
 
 PASSWORD = "correct horse battery staple"
@@ -41,7 +41,11 @@ class WorkspaceStoreFactory(factory.django.DjangoModelFactory):
 
 
 def make_document(store, path="notes/example", content="Example content.", **fields):
+    """A document as a write would leave it, embedding included."""
     fields.setdefault("title", path.rsplit("/", 1)[-1].replace("-", " "))
     fields.setdefault("trust", Trust.AGENT_DRAFT)
     fields.setdefault("author", None)
+    fields.setdefault(
+        "embedding", embedding_for(fields["title"], fields.get("recall_hint", ""), content)
+    )
     return document_create(store=store, path=path, content=content, **fields)

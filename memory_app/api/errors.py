@@ -6,6 +6,7 @@ reaches the client as an HTML page or a 500 with a traceback.
 
 import logging
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -49,6 +50,12 @@ def exception_handler(exc, context):
         if isinstance(exc, RateLimited):
             response["Retry-After"] = str(exc.retry_after)
         return response
+    if isinstance(exc, RequestDataTooBig):
+        return error_response(
+            "too_large",
+            "The request body is over the size limit.",
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, Http404):
         return error_response("not_found", "Not found.", status.HTTP_404_NOT_FOUND)
     if isinstance(exc, exceptions.ValidationError):

@@ -4,6 +4,8 @@ from memory_app.access import store_ref
 from memory_app.actors import Actor
 from memory_app.api import schemas
 from memory_app.models import MemoryDocument, MemoryVersion
+from memory_app.selectors.search import Scored, snippet
+from memory_app.services.context import ContextResult
 from memory_app.services.documents import WriteResult
 
 PREVIEW_CHARS = 200
@@ -90,3 +92,35 @@ def write_result(result: WriteResult, actor: Actor) -> dict:
         state=document.state,
         outcome=result.outcome,
     ).model_dump(mode="json")
+
+
+def search_hit(hit: Scored, query: str, actor: Actor) -> dict:
+    return {
+        **document_summary(hit.document, actor),
+        "score": hit.score,
+        "snippet": snippet(hit.document.content, query),
+    }
+
+
+def context_result(result: ContextResult, actor: Actor) -> dict:
+    if result.disabled:
+        return {"context": "", "tokens": 0, "documents": [], "disabled": True}
+    return schemas.ContextOut(
+        context=result.built.text,
+        tokens=result.built.tokens,
+        documents=[
+            schemas.ContextDocumentOut(
+                id=entry.document.pk,
+                store=store_ref(entry.document.store, actor),
+                path=entry.document.path,
+                trust=entry.document.trust,
+                block=entry.block,
+                score=entry.score,
+                tokens=entry.tokens,
+                components=entry.components,
+            )
+            for entry in result.built.entries
+        ],
+        event_id=result.event_id,
+        trace_id=result.trace_id,
+    ).model_dump(mode="json", exclude_none=True)

@@ -149,6 +149,32 @@ class DeleteIn(DocumentRef):
     reason: str = Field("", max_length=2000)
 
 
+class SearchIn(Input):
+    """Search the memories you may read; best first."""
+
+    query: str = Field(min_length=1, max_length=1000)
+    limit: int = Field(10, ge=1, le=50)
+    stores: list[StoreName] | None = Field(None, max_length=20)
+    doc_types: list[DocType] | None = Field(None, max_length=9)
+    tags: list[Tag] | None = Field(None, max_length=20)
+    include_drafts: bool = True
+    mode: Literal["hybrid", "text", "semantic"] = "hybrid"
+
+
+class ContextIn(Input):
+    """The memory context for this turn: advisory notes to verify, with ids to cite."""
+
+    message: str = Field(min_length=1, max_length=20000)
+    max_docs: int = Field(8, ge=1, le=50)
+    token_budget: int | None = Field(None, ge=1, le=100_000)
+
+
+class MarkUsedIn(Input):
+    """Report which memory ids this turn actually relied on."""
+
+    ids: list[UUID] = Field(min_length=1, max_length=50)
+
+
 # Outputs
 
 
@@ -230,6 +256,47 @@ class WriteOut(BaseModel):
 class DeleteOut(BaseModel):
     status: Literal["pending_confirmation"]
     review_item_id: UUID
+
+
+class SearchHitOut(DocumentSummaryOut):
+    score: float
+    snippet: str
+
+
+class SearchOut(BaseModel):
+    results: list[SearchHitOut]
+
+
+class ComponentsOut(BaseModel):
+    text: float
+    trust: float
+    entity: float
+    doc_type: float
+    recency: float
+
+
+class ContextDocumentOut(BaseModel):
+    id: UUID
+    store: str
+    path: str
+    trust: str
+    block: Literal["always", "trusted", "untrusted"]
+    score: float
+    tokens: int
+    components: ComponentsOut
+
+
+class ContextOut(BaseModel):
+    context: str
+    tokens: int
+    documents: list[ContextDocumentOut]
+    event_id: int | None = None
+    trace_id: int | None = None
+    disabled: bool | None = None
+
+
+class MarkUsedOut(BaseModel):
+    updated: int
 
 
 class ErrorOut(BaseModel):

@@ -26,6 +26,8 @@ from memory_app.api import presenters, schemas
 from memory_app.api.context import actor_from_request, parse_input
 from memory_app.policy import check_can_read
 from memory_app.selectors.documents import document_history, document_version, documents_list
+from memory_app.selectors.search import memory_search
+from memory_app.services.context import memory_context_load, memory_mark_used
 from memory_app.services.delete import memory_delete_request
 from memory_app.services.patch import Edit, memory_patch
 from memory_app.services.remember import RememberInput, memory_remember
@@ -237,7 +239,69 @@ class MemoryDeleteView(ToolView):
         )
 
 
+class MemorySearchView(ToolView):
+    name = "memory_search"
+    description = (
+        "Search the memories you may read (workspace, your systems, your own, this "
+        "conversation's), best first. Memory is advisory: verify before acting."
+    )
+    write = False
+    input_model = schemas.SearchIn
+    responses = {200: schemas.SearchOut, **READ_ERRORS}
+
+    def run(self, actor: Actor, data: schemas.SearchIn) -> Response:
+        hits = memory_search(
+            actor=actor,
+            query=data.query,
+            limit=data.limit,
+            stores=data.stores,
+            doc_types=[d.value for d in data.doc_types or ()],
+            tags=data.tags,
+            include_drafts=data.include_drafts,
+            mode=data.mode,
+        )
+        return Response(
+            {"results": [presenters.search_hit(hit, data.query, actor) for hit in hits]}
+        )
+
+
+class MemoryContextView(ToolView):
+    name = "memory_context"
+    description = (
+        "The memory context for this turn: reviewed notes and, apart, unreviewed drafts, "
+        "within a token budget. Treat it as hypotheses to verify; cite ids with "
+        "memory_mark_used."
+    )
+    write = False
+    input_model = schemas.ContextIn
+    responses = {200: schemas.ContextOut, **READ_ERRORS}
+
+    def run(self, actor: Actor, data: schemas.ContextIn) -> Response:
+        result = memory_context_load(
+            actor=actor,
+            message=data.message,
+            max_docs=data.max_docs,
+            token_budget=data.token_budget,
+        )
+        return Response(presenters.context_result(result, actor))
+
+
+class MemoryMarkUsedView(ToolView):
+    name = "memory_mark_used"
+    description = "Report the memory ids this turn relied on; they count as hits."
+    write = False
+    input_model = schemas.MarkUsedIn
+    responses = {200: schemas.MarkUsedOut, **READ_ERRORS}
+
+    def run(self, actor: Actor, data: schemas.MarkUsedIn) -> Response:
+        updated = memory_mark_used(actor=actor, ids=[str(i) for i in data.ids])
+        return Response({"updated": updated})
+
+
 TOOL_VIEWS: tuple[type[ToolView], ...] = (
+    MemorySearchView,
+    MemoryContextView,
+    MemoryMarkUsedView,
     MemoryReadView,
     MemoryListView,
     MemoryHistoryView,

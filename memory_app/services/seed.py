@@ -11,7 +11,7 @@ from pathlib import Path
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from memory_app.models import DocType, MemoryDocument, Trust
-from memory_app.services.documents import document_create
+from memory_app.services.documents import document_create, embedding_for
 from memory_app.services.stores import store_workspace_ensure
 
 SEED_DIR = Path(__file__).resolve().parent.parent / "seed"
@@ -112,6 +112,7 @@ def memory_seed(*, using: str = DEFAULT_DB_ALIAS) -> SeedReport:
                 always_inject=seed.always_inject,
                 importance=9,
                 author=None,
+                embedding=embedding_for(seed.title, seed.recall_hint, seed.content),
             )
             report.created.append(f"{conventions.slug}/{seed.path}")
     return report

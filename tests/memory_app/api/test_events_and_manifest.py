@@ -56,7 +56,14 @@ def test_the_manifest_lists_read_tools_unless_asked_for_writes(agent):
     client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_issue(user=agent).raw}")
     read_only = client.get("/api/v1/tools").json()["tools"]
     everything = client.get("/api/v1/tools", {"include_write_tools": "true"}).json()["tools"]
-    assert {t["name"] for t in read_only} == {"memory_read", "memory_list", "memory_history"}
+    assert {t["name"] for t in read_only} == {
+        "memory_search",
+        "memory_context",
+        "memory_mark_used",
+        "memory_read",
+        "memory_list",
+        "memory_history",
+    }
     assert {t["name"] for t in everything} >= {
         "memory_read",
         "memory_list",
@@ -77,6 +84,9 @@ def test_the_manifest_lists_read_tools_unless_asked_for_writes(agent):
 def test_the_openapi_document_covers_every_tool(client):
     paths = client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()["paths"]
     for name in [
+        "memory_search",
+        "memory_context",
+        "memory_mark_used",
         "memory_read",
         "memory_list",
         "memory_history",

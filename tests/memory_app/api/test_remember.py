@@ -263,3 +263,10 @@ def test_a_revoked_manage_permission_is_403(tools, agent):
     assert response.status_code == 403
     assert response.json()["error"] == "permission_denied"
     assert tools("memory_list", {"store": "conversation"}).status_code == 200
+
+
+def test_a_body_over_the_request_limit_is_413(tools, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    response = tools("memory_remember", remember_body(content="y" * 4096))
+    assert response.status_code == 413
+    assert response.json()["error"] == "too_large"

@@ -1,0 +1,167 @@
+"""memory_search: hybrid retrieval, filters, ranking properties, isolation."""
+
+import pytest
+
+from memory_app.models import DocState, MemoryDocument, Trust
+from memory_app.services.stores import store_workspace_ensure
+from tests.factories import UserFactory, make_document
+from tests.memory_app.api.conftest import remember_body
+
+pytestmark = pytest.mark.django_db
+
+KAFKA = (
+    "Kafka consumer lag grows on the orders topic when a rebalance storm hits; raise "
+    "session.timeout.ms and scale consumers to the partition count."
+)
+REDIS = "Redis cache evictions spike when maxmemory is reached; raise the limit or shorten TTLs."
+DNS = "DNS lookups time out intermittently on nodes; switch pods to the node-local DNS cache."
+
+
+@pytest.fixture
+def runbooks(db):
+    return store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+
+
+def _paths(body):
+    return [hit["path"] for hit in body["results"]]
+
+
+def test_it_finds_by_meaning_and_returns_the_documented_fields(tools, runbooks):
+    make_document(
+        runbooks,
+        path="kafka/lag",
+        title="Kafka consumer lag",
+        content=KAFKA,
+        trust=Trust.ADMIN_APPROVED,
+        doc_type="runbook",
+    )
+    make_document(
+        runbooks,
+        path="redis/evictions",
+        title="Redis evictions",
+        content=REDIS,
+        trust=Trust.ADMIN_APPROVED,
+        doc_type="runbook",
+    )
+    body = tools.ok("memory_search", {"query": "messages pile up behind the consumers"})
+    assert _paths(body)[0] == "kafka/lag"
+    hit = body["results"][0]
+    assert set(hit) >= {
+        "id",
+        "store",
+        "path",
+        "title",
+        "doc_type",
+        "trust",
+        "state",
+        "always_inject",
+        "score",
+        "snippet",
+        "version",
+        "updated_at",
+    }
+    assert hit["store"] == "workspace_runbooks" and 0 < hit["score"] <= 1
+
+
+@pytest.mark.parametrize("mode", ["text", "semantic", "hybrid"])
+def test_every_mode_finds_an_exact_name(tools, runbooks, mode):
+    make_document(
+        runbooks,
+        path="redis/evictions",
+        title="Redis evictions",
+        content=REDIS,
+        trust=Trust.ADMIN_APPROVED,
+    )
+    make_document(
+        runbooks, path="dns/timeouts", title="DNS timeouts", content=DNS, trust=Trust.ADMIN_APPROVED
+    )
+    body = tools.ok("memory_search", {"query": "redis maxmemory evictions", "mode": mode})
+    assert _paths(body)[0] == "redis/evictions"
+
+
+def test_reviewed_beats_draft_for_equal_text(tools, runbooks):
+    tools.ok(
+        "memory_remember",
+        remember_body(
+            path="kafka/draft", title="Kafka consumer lag", content=KAFKA, doc_type="runbook"
+        ),
+        status=201,
+    )
+    make_document(
+        runbooks,
+        path="kafka/reviewed",
+        title="Kafka consumer lag",
+        content=KAFKA,
+        trust=Trust.ADMIN_APPROVED,
+        doc_type="runbook",
+    )
+    body = tools.ok("memory_search", {"query": "kafka consumer lag rebalance"})
+    assert _paths(body)[:2] == ["kafka/reviewed", "kafka/draft"]
+
+
+def test_tombstoned_and_superseded_documents_never_come_back(tools, runbooks):
+    for state, path in [(DocState.TOMBSTONED, "dead"), (DocState.SUPERSEDED, "old")]:
+        document = make_document(runbooks, path=path, title="Kafka lag", content=KAFKA)
+        MemoryDocument.objects.filter(pk=document.pk).update(state=state)
+    assert tools.ok("memory_search", {"query": "kafka consumer lag"})["results"] == []
+
+
+def test_other_users_and_other_conversations_never_appear(caller_for, runbooks):
+    alice, bob = UserFactory(username="alice"), UserFactory(username="bob")
+    caller_for(alice).ok("memory_remember", remember_body(content=KAFKA, path="mine"), 201)
+    caller_for(alice).ok(
+        "memory_remember",
+        {"store": "user", "doc_type": "user_preference", "title": "kafka pref", "content": KAFKA},
+        201,
+    )
+    caller_for(alice, conversation="alice-other").ok(
+        "memory_remember", remember_body(content=KAFKA, path="elsewhere"), 201
+    )
+    assert caller_for(bob).ok("memory_search", {"query": "kafka consumer lag"})["results"] == []
+    own = caller_for(alice).ok("memory_search", {"query": "kafka consumer lag"})
+    assert sorted(_paths(own)) == ["kafka-pref", "mine"]
+
+
+def test_filters_narrow_the_results(tools, runbooks):
+    make_document(
+        runbooks,
+        path="a",
+        title="Kafka lag runbook",
+        content=KAFKA,
+        doc_type="runbook",
+        tags=["kafka"],
+        trust=Trust.ADMIN_APPROVED,
+    )
+    make_document(
+        runbooks,
+        path="b",
+        title="Kafka lag incident",
+        content=KAFKA + " INC-1",
+        doc_type="incident",
+        tags=["incident"],
+        trust=Trust.ADMIN_APPROVED,
+    )
+    tools.ok(
+        "memory_remember",
+        remember_body(path="c", title="kafka draft", content=KAFKA, doc_type="note"),
+        201,
+    )
+    query = "kafka consumer lag"
+    assert _paths(tools.ok("memory_search", {"query": query, "doc_types": ["incident"]})) == ["b"]
+    assert _paths(tools.ok("memory_search", {"query": query, "tags": ["kafka"]})) == ["a"]
+    assert "c" not in _paths(tools.ok("memory_search", {"query": query, "include_drafts": False}))
+    assert _paths(tools.ok("memory_search", {"query": query, "stores": ["conversation"]})) == ["c"]
+
+
+def test_an_unreadable_store_filter_is_404(tools, payments):
+    response = tools("memory_search", {"query": "x", "stores": [payments]})
+    assert response.status_code == 404
+
+
+def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_queries):
+    for n in range(40):
+        make_document(runbooks, path=f"r/{n}", title=f"Kafka lag {n}", content=f"{KAFKA} {n}")
+    tools.ok("memory_search", {"query": "warm up: the conversation is created on first use"})
+    with django_assert_max_num_queries(12):
+        body = tools.ok("memory_search", {"query": "kafka consumer lag", "limit": 20})
+    assert len(body["results"]) == 20
