@@ -51,8 +51,10 @@ DOC_TYPE_BOOST = {
 }
 RECENCY_HALF_LIFE_DAYS = 30.0
 OVERFETCH = 3
-# In hybrid mode relevance leans on meaning; exact words add the rest.
-SEMANTIC_SHARE = 0.65
+# In hybrid mode relevance is meaning, lifted toward 1 by an exact-words
+# match: `semantic + (1 - semantic) · LEXICAL_LIFT · lexical`. A query with
+# no text match at all ranks exactly as semantic search does.
+LEXICAL_LIFT = 0.5
 HNSW_EF_SEARCH = 100
 # Nearest neighbours always exist; below this cosine they are not related
 # (all-MiniLM-L6-v2 puts unrelated sentences around 0.0-0.15).
@@ -60,6 +62,8 @@ MIN_SEMANTIC = 0.25
 
 MODES = ("hybrid", "text", "semantic")
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
+# Ticket ids, config keys, error codes: tokens with a digit, dot or underscore.
+_IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w.-]*[0-9._])[A-Za-z0-9][\w.-]*[A-Za-z0-9](?![\w-])")
 
 
 @dataclass
@@ -114,6 +118,20 @@ def _set_vector_search_options() -> None:
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [HNSW_EF_SEARCH])
 
 
+def text_query(query_text: str) -> SearchQuery:
+    """All words of the query, or any identifier it names.
+
+    All-words keeps the text side fast and precise, but one extra word
+    ("INC-4411 what was the fix") defeats it. Identifiers are rare tokens,
+    so OR-ing just those stays selective and cheap on the GIN index.
+    """
+    query = SearchQuery(query_text, search_type="websearch", config="english")
+    identifiers = [token for token in _IDENTIFIER.findall(query_text) if len(token) >= 4]
+    for identifier in identifiers[:5]:
+        query |= SearchQuery(identifier, search_type="phrase", config="english")
+    return query
+
+
 def _text_candidates(documents: QuerySet, query: SearchQuery, k: int) -> list:
     return list(
         documents.filter(search_vector=query)
@@ -164,7 +182,7 @@ def rerank(candidates: Iterable[Scored], message: str, mode: str) -> list[Scored
         elif mode == "semantic":
             relevance = candidate.semantic
         else:
-            relevance = SEMANTIC_SHARE * candidate.semantic + (1 - SEMANTIC_SHARE) * lexical
+            relevance = candidate.semantic + (1 - candidate.semantic) * LEXICAL_LIFT * lexical
         candidate.components = {
             "text": round(relevance, 4),
             "trust": TRUST_WEIGHT.get(document.trust, 0.0),
@@ -187,7 +205,7 @@ def hybrid_candidates(
     query_vector: np.ndarray | None = None,
 ) -> list[Scored]:
     """The union of text and vector candidates, each scored on both signals."""
-    query = SearchQuery(query_text, search_type="websearch", config="english")
+    query = text_query(query_text)
     text_ids: list = []
     vector_ids: list = []
     vector = None
@@ -231,7 +249,9 @@ def hybrid_candidates(
                 document=document,
                 score=0.0,
                 components={},
-                lexical=float(document.lexical or 0.0),
+                # ts_rank also scores partial overlaps; only a full
+                # all-words match counts as a text hit.
+                lexical=float(document.lexical or 0.0) if in_text else 0.0,
                 semantic=semantic,
                 sources=sources,
             )
