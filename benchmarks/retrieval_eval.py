@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import setup_django  # noqa: E402
+from benchmarks.harness import setup_django
 
 
 def main() -> None:
