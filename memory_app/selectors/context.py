@@ -16,10 +16,12 @@ from django.conf import settings
 
 from memory_app.access import store_ref
 from memory_app.actors import Actor
-from memory_app.models import TRUST_WEIGHT, MemoryDocument, Scope
+from memory_app.models import TRUST_WEIGHT, MemoryDocument, MemoryStore, Scope
 from memory_app.selectors.search import (
+    DOCUMENT_FIELDS,
     OVERFETCH,
     Scored,
+    context_stores,
     hybrid_candidates,
     rerank,
     searchable_documents,
@@ -121,22 +123,27 @@ def _frame_tokens(trusted: bool) -> int:
     return count_tokens(f"{opener}\n{closer}\n") + 1
 
 
-def always_documents(actor: Actor) -> list[MemoryDocument]:
+def always_documents(actor: Actor, scope: dict[int, MemoryStore]) -> list[MemoryDocument]:
     """The pinned documents of the actor's context stores, in a stable order."""
     documents = list(
-        searchable_documents(actor)
-        .filter(always_inject=True)
-        .select_related("store", "store__owner", "store__system", "store__conversation")
-        .defer("embedding", "search_vector")
+        searchable_documents(actor, scope=scope).filter(always_inject=True).only(*DOCUMENT_FIELDS)
     )
+    for document in documents:
+        document.store = scope[document.store_id]
     return sorted(documents, key=lambda d: (_SCOPE_ORDER[d.store.scope], d.store.slug, d.path))
 
 
 def build_context(*, actor: Actor, message: str, max_docs: int, token_budget: int) -> BuiltContext:
-    pinned = always_documents(actor)
+    scope = context_stores(actor)
+    pinned = always_documents(actor, scope)
     cap = settings.MEMORY_ALWAYS_INJECT_CAP
     candidates: list[Scored] = rerank(
-        hybrid_candidates(searchable_documents(actor), message, k=max_docs * OVERFETCH),
+        hybrid_candidates(
+            searchable_documents(actor, scope=scope),
+            message,
+            scope=scope,
+            k=max_docs * OVERFETCH,
+        ),
         message,
         "hybrid",
     )

@@ -89,6 +89,48 @@ def context_stores_q(actor: Actor) -> Q:
     return readable & in_scope
 
 
+STORE_FIELDS = (
+    "id",
+    "slug",
+    "scope",
+    "owner__username",
+    "system__slug",
+    "conversation__external_id",
+)
+DOCUMENT_FIELDS = (
+    "id",
+    "store_id",
+    "path",
+    "title",
+    "content",
+    "doc_type",
+    "trust",
+    "state",
+    "always_inject",
+    "entities",
+    "version",
+    "updated_at",
+)
+
+
+def context_stores(actor: Actor, stores: Sequence[str] | None = None) -> dict[int, MemoryStore]:
+    """The stores a turn may draw on, by id, resolved once per request.
+
+    A plain id list keeps the candidate queries simple for the planner, and
+    attaching these store objects to the hits spares a four-table join on
+    every candidate fetch.
+    """
+    if stores:
+        resolved = [access_store(actor, name) for name in stores]
+        return {store.pk: store for store in resolved}
+    return {
+        store.pk: store
+        for store in MemoryStore.objects.filter(context_stores_q(actor))
+        .select_related("owner", "system", "conversation")
+        .only(*STORE_FIELDS)
+    }
+
+
 def searchable_documents(
     actor: Actor,
     *,
@@ -96,13 +138,12 @@ def searchable_documents(
     doc_types: Sequence[str] | None = None,
     tags: Sequence[str] | None = None,
     include_drafts: bool = True,
+    scope: dict[int, MemoryStore] | None = None,
 ) -> QuerySet[MemoryDocument]:
     """Active documents of the actor's context stores, narrowed by the filters."""
-    if stores:
-        store_ids = [access_store(actor, name).pk for name in stores]
-    else:
-        store_ids = MemoryStore.objects.filter(context_stores_q(actor)).values("pk")
-    documents = MemoryDocument.objects.filter(store_id__in=store_ids, state=DocState.ACTIVE)
+    if scope is None:
+        scope = context_stores(actor, stores)
+    documents = MemoryDocument.objects.filter(store_id__in=list(scope), state=DocState.ACTIVE)
     if doc_types:
         documents = documents.filter(doc_type__in=doc_types)
     if tags:
@@ -200,6 +241,7 @@ def hybrid_candidates(
     documents: QuerySet,
     query_text: str,
     *,
+    scope: dict[int, MemoryStore],
     k: int,
     mode: str = "hybrid",
     query_vector: np.ndarray | None = None,
@@ -222,8 +264,7 @@ def hybrid_candidates(
         return []
     annotated = (
         MemoryDocument.objects.filter(pk__in=ids)
-        .select_related("store", "store__owner", "store__system", "store__conversation")
-        .defer("embedding", "search_vector")
+        .only(*DOCUMENT_FIELDS)
         .annotate(
             lexical=SearchRank(F("search_vector"), query, normalization=32),
         )
@@ -237,6 +278,7 @@ def hybrid_candidates(
     text_set, vector_set = set(text_ids), set(vector_ids)
     scored = []
     for document in annotated:
+        document.store = scope[document.store_id]
         semantic = max(0.0, 1.0 - float(document.distance)) if vector is not None else 0.0
         in_text = document.pk in text_set
         if not in_text and semantic < MIN_SEMANTIC:
@@ -271,10 +313,11 @@ def memory_search(
     mode: str = "hybrid",
 ) -> list[Scored]:
     """The best `limit` active documents for `query` among those the actor may read."""
+    scope = context_stores(actor, stores)
     documents = searchable_documents(
-        actor, stores=stores, doc_types=doc_types, tags=tags, include_drafts=include_drafts
+        actor, doc_types=doc_types, tags=tags, include_drafts=include_drafts, scope=scope
     )
-    candidates = hybrid_candidates(documents, query, k=limit * OVERFETCH, mode=mode)
+    candidates = hybrid_candidates(documents, query, scope=scope, k=limit * OVERFETCH, mode=mode)
     return rerank(candidates, query, mode)[:limit]
 
 

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -39,6 +39,10 @@ def memory_context_load(
     budget = token_budget or settings.MEMORY_CONTEXT_TOKEN_BUDGET
     built = build_context(actor=actor, message=message, max_docs=max_docs, token_budget=budget)
     with transaction.atomic():
+        # The usage audit is not worth a WAL flush on the hot path: a crash
+        # may lose the last moment's traces, never a document or a version.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
         trace = ContextTrace.objects.create(
             principal=actor.user,
             conversation=actor.conversation,

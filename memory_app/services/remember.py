@@ -97,6 +97,8 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     with transaction.atomic():
         check_write_quota(actor)
         result = _write(actor, store, path, fields, embedding, version_kwargs)
+    if result.document.embedding is None:
+        _embed_later(result.document)
     event_record(
         "memory.document.written",
         actor=actor,
@@ -150,6 +152,12 @@ def _write(actor, store, path, fields, embedding, version_kwargs) -> WriteResult
         **version_kwargs,
     )
     return WriteResult(existing, "updated" if changed else "unchanged")
+
+
+def _embed_later(document: MemoryDocument) -> None:
+    from memory_app.tasks import embed_document
+
+    transaction.on_commit(lambda: embed_document.delay(str(document.pk)))
 
 
 def _locked(store, path) -> MemoryDocument | None:

@@ -1,0 +1,257 @@
+"""memory_search and memory_context latency at scale.
+
+    .venv/bin/python benchmarks/retrieval_bench.py --documents 10000 [--queries 200]
+        [--explain docs/explain]
+
+Loads N realistic documents with real embeddings (bulk path: the HNSW index
+is dropped during the load and rebuilt after) spread like a real install:
+30% workspace, 30% over 10 system stores (the benchmark agent may read 3),
+40% over 200 conversation stores (the agent takes part in one). Then prints
+p50/p95/p99 of: the query embedding alone; memory_search and memory_context
+server-side; and both end to end over HTTP against gunicorn on the loopback.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import ROOT, percentiles, setup_django, timed
+
+HNSW = (
+    "CREATE INDEX document_embedding_hnsw ON memory_app_memorydocument "
+    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+)
+
+
+def build_world(documents: int, rng: random.Random):
+    from memory_app.actors import Actor
+    from memory_app.models import Trust
+    from memory_app.services.conversations import conversation_open
+    from memory_app.services.principals import principal_upsert, system_grant_set
+    from memory_app.services.stores import store_for_system, store_workspace_ensure
+
+    agent = principal_upsert(username="bench-agent", service_account=True, teams=["sre"])
+    workspace = store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    systems = []
+    for index in range(10):
+        grant = system_grant_set(
+            system_slug=f"system-{index}",
+            team="sre" if index < 3 else f"team-{index}",
+            level="read",
+        )
+        systems.append(store_for_system(system=grant.system))
+    conversations = []
+    for index in range(200):
+        owner = agent if index == 0 else principal_upsert(username=f"user-{index}")
+        conversations.append(conversation_open(user=owner, external_id=f"conv-{index}").store)
+    plan = []
+    for _ in range(documents):
+        roll = rng.random()
+        if roll < 0.3:
+            plan.append((workspace, Trust.ADMIN_APPROVED))
+        elif roll < 0.6:
+            plan.append((rng.choice(systems), Trust.USER_AUTHORED))
+        else:
+            plan.append((rng.choice(conversations), Trust.AGENT_DRAFT))
+    actor = Actor(user=agent, agent=agent, conversation=conversations[0].conversation)
+    return agent, actor, plan
+
+
+def load(plan, agent, rng: random.Random) -> float:
+    from django.db import connection
+    from django.utils import timezone
+
+    from benchmarks.corpus import memory
+    from memory_app.embeddings import document_text, get_backend
+    from memory_app.hashing import GENESIS, chain_sha256, sha256_text
+    from memory_app.models import MemoryDocument, MemoryVersion
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS document_embedding_hnsw")
+    backend = get_backend()
+    batch = 256
+    for offset in range(0, len(plan), batch):
+        chunk = plan[offset : offset + batch]
+        rows = [memory(rng, offset + i) for i in range(len(chunk))]
+        vectors = backend.embed(
+            [document_text(r["title"], r["recall_hint"], r["content"]) for r in rows]
+        )
+        documents = MemoryDocument.objects.bulk_create(
+            MemoryDocument(
+                store=store,
+                path=r["path"],
+                title=r["title"],
+                recall_hint=r["recall_hint"],
+                content=r["content"],
+                content_sha256=sha256_text(r["content"]),
+                doc_type=r["doc_type"],
+                trust=trust,
+                tags=r["tags"],
+                entities=r["entities"],
+                importance=r["importance"],
+                embedding=vector,
+                embedding_model=backend.model_id,
+                always_inject=rng.random() < 0.0005,
+            )
+            for (store, trust), r, vector in zip(chunk, rows, vectors, strict=True)
+        )
+        now = timezone.now()
+        MemoryVersion.objects.bulk_create(
+            MemoryVersion(
+                document=d,
+                version=1,
+                change="create",
+                title=d.title,
+                content=d.content,
+                recall_hint=d.recall_hint,
+                sha256=d.content_sha256,
+                chain_sha256=chain_sha256(
+                    previous_chain=GENESIS,
+                    version=1,
+                    change="create",
+                    content_sha256=d.content_sha256,
+                    author_name="bench",
+                    created_at=now,
+                ),
+                author=agent,
+                author_name="bench",
+                created_at=now,
+            )
+            for d in documents
+        )
+        if offset // batch % 20 == 0:
+            print(f"  loaded {offset + len(chunk)} / {len(plan)}", flush=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '512MB'")
+        cursor.execute(HNSW)
+        cursor.execute("VACUUM ANALYZE memory_app_memorydocument")
+    return time.perf_counter() - started
+
+
+def explain(actor, query: str, folder: Path) -> None:
+    """EXPLAIN (ANALYZE, BUFFERS) of the text and vector candidate queries."""
+    from django.db import connection, transaction
+    from pgvector.django import CosineDistance
+
+    from memory_app.embeddings import embed_text
+    from memory_app.selectors.search import searchable_documents, text_query
+
+    folder.mkdir(parents=True, exist_ok=True)
+    documents = searchable_documents(actor)
+    text_qs = documents.filter(search_vector=text_query(query)).values_list("pk", flat=True)[:24]
+    vector = embed_text(query).tolist()
+    vector_qs = (
+        documents.filter(embedding__isnull=False)
+        .order_by(CosineDistance("embedding", vector))
+        .values_list("pk", flat=True)[:24]
+    )
+    for name, queryset in [("text_candidates", text_qs), ("vector_candidates", vector_qs)]:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+            sql, params = queryset.query.sql_with_params()
+            cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        (folder / f"{name}.txt").write_text(f"-- query: {query}\n{plan}\n")
+        print(f"wrote {folder / name}.txt")
+
+
+def http_server(port: int) -> subprocess.Popen:
+    """gunicorn as in production: sync workers that keep their connections."""
+    env = {**os.environ, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "2",
+         "--bind", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        try:
+            http.client.HTTPConnection("127.0.0.1", port, timeout=1).request("GET", "/healthz")
+            return server
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--documents", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--explain", type=Path, default=None)
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    setup_django()
+
+    from benchmarks.eval.dataset import TOPICS
+    from memory_app.embeddings import embed_text
+    from memory_app.selectors.search import memory_search
+    from memory_app.services.context import memory_context_load
+    from memory_app.services.principals import api_key_issue
+
+    rng = random.Random(11)
+    agent, actor, plan = build_world(args.documents, rng)
+    print(f"loaded {args.documents} documents in {load(plan, agent, rng):.0f} s")
+    services = ["payments", "checkout", "kafka", "search", "billing", "gateway"]
+    queries = [
+        rng.choice([t.paraphrase, t.exact_query]).format(svc=rng.choice(services))
+        for t in (rng.choice(TOPICS) for _ in range(args.queries))
+    ]
+    if args.explain:
+        explain(actor, queries[0], args.explain)
+
+    cycle = iter(queries * 100)
+    for label, fn in [
+        ("query embedding", lambda: embed_text(next(cycle))),
+        ("memory_search server-side", lambda: memory_search(actor=actor, query=next(cycle))),
+        (
+            "memory_context server-side",
+            lambda: memory_context_load(actor=actor, message=next(cycle)),
+        ),
+    ]:
+        timed(fn, 20)
+        print(f"{label:<32} {percentiles(timed(fn, len(queries)))}")
+
+    key = api_key_issue(user=agent).raw
+    server = http_server(args.port)
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=30)
+        headers = {
+            "Authorization": f"Token {key}",
+            "Content-Type": "application/json",
+            "X-Memory-Conversation": "conv-0",
+            "X-Memory-Run": "bench",
+        }
+
+        def call(tool: str, body: dict) -> None:
+            connection.request("POST", f"/api/v1/tools/{tool}", json.dumps(body), headers)
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 200, response.status
+
+        for tool, field in [("memory_search", "query"), ("memory_context", "message")]:
+
+            def one(tool=tool, field=field) -> None:
+                call(tool, {field: next(cycle)})
+
+            timed(one, 10)
+            samples = timed(one, len(queries))
+            print(f"{tool + ' over HTTP':<32} {percentiles(samples)}")
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+from django.core.management.base import BaseCommand
+
+from memory_app.services.embedding_backfill import embeddings_backfill
+
+
+class Command(BaseCommand):
+    help = "Embed documents whose embedding is missing or from another model."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--batch-size", type=int, default=64)
+        parser.add_argument("--limit", type=int, default=None, help="Stop after this many.")
+
+    def handle(self, *args, **options):
+        done = embeddings_backfill(batch_size=options["batch_size"], limit=options["limit"])
+        self.stdout.write(f"embedded {done} documents")

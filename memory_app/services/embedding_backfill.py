@@ -1,0 +1,63 @@
+"""Filling in missing or outdated document embeddings.
+
+Writes compute the embedding inline (dedup needs it anyway); this catches
+what they could not: a write whose embedding failed, bulk imports, and every
+document after a model change (`embedding_model` differs).
+"""
+
+from django.db.models import Q
+
+from memory_app.embeddings import document_text, get_backend
+from memory_app.models import MemoryDocument
+
+
+def _stale() -> Q:
+    return Q(embedding__isnull=True) | ~Q(embedding_model=get_backend().model_id)
+
+
+def document_embed(*, document_id) -> bool:
+    """Embed one document if it still exists and needs it; True if written.
+
+    Idempotent and safe to retry: the update only lands while the text is
+    the one that was embedded.
+    """
+    document = (
+        MemoryDocument.objects.filter(pk=document_id)
+        .filter(_stale())
+        .only("id", "title", "recall_hint", "content", "content_sha256")
+        .first()
+    )
+    if document is None:
+        return False
+    return _store(document, get_backend().embed([_text(document)])[0]) == 1
+
+
+def embeddings_backfill(*, batch_size: int = 64, limit: int | None = None) -> int:
+    """Embed every stale document, a batch at a time; returns how many."""
+    backend = get_backend()
+    done = 0
+    while limit is None or done < limit:
+        size = batch_size if limit is None else min(batch_size, limit - done)
+        batch = list(
+            MemoryDocument.objects.filter(_stale())
+            .only("id", "title", "recall_hint", "content", "content_sha256")
+            .order_by("id")[:size]
+        )
+        if not batch:
+            break
+        vectors = backend.embed([_text(d) for d in batch])
+        written = sum(_store(d, v) for d, v in zip(batch, vectors, strict=True))
+        done += len(batch)
+        if written == 0:
+            break  # every row changed under us; the next writes embed themselves
+    return done
+
+
+def _text(document: MemoryDocument) -> str:
+    return document_text(document.title, document.recall_hint, document.content)
+
+
+def _store(document: MemoryDocument, vector) -> int:
+    return MemoryDocument.objects.filter(
+        pk=document.pk, content_sha256=document.content_sha256
+    ).update(embedding=vector.tolist(), embedding_model=get_backend().model_id)

@@ -1,0 +1,50 @@
+import io
+
+import pytest
+from django.core.management import call_command
+
+from memory_app.embeddings import embed_text
+from memory_app.models import MemoryDocument
+from memory_app.services.embedding_backfill import document_embed, embeddings_backfill
+from tests.factories import WorkspaceStoreFactory, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+def _without_embedding(store, path, content):
+    document = make_document(store, path=path, content=content, embedding=None)
+    assert document.embedding is None
+    return document
+
+
+def test_backfill_embeds_missing_and_outdated_documents():
+    store = WorkspaceStoreFactory()
+    missing = _without_embedding(store, "a", "Kafka consumer lag runbook")
+    outdated = make_document(store, path="b", content="Redis evictions")
+    MemoryDocument.objects.filter(pk=outdated.pk).update(embedding_model="an-older-model")
+    fresh = make_document(store, path="c", content="DNS timeouts")
+    assert embeddings_backfill(batch_size=1) >= 2
+    for document in (missing, outdated, fresh):
+        document.refresh_from_db()
+        assert document.embedding is not None
+        assert document.embedding_model == "all-MiniLM-L6-v2-onnx-int8"
+    expected = embed_text("a\nKafka consumer lag runbook")
+    assert float(expected @ missing.embedding) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_embedding_one_document_is_idempotent():
+    document = _without_embedding(WorkspaceStoreFactory(), "a", "Kafka consumer lag runbook")
+    assert document_embed(document_id=document.pk) is True
+    assert document_embed(document_id=document.pk) is False
+
+
+def test_a_vanished_document_is_skipped():
+    assert document_embed(document_id="00000000-0000-0000-0000-000000000000") is False
+
+
+def test_the_command_reports_what_it_did():
+    _without_embedding(WorkspaceStoreFactory(), "a", "Kafka consumer lag runbook")
+    out = io.StringIO()
+    call_command("memory_embed", stdout=out)
+    assert out.getvalue().startswith("embedded ")
+    assert not MemoryDocument.objects.filter(embedding__isnull=True).exists()
