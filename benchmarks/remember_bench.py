@@ -16,69 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import percentiles, setup_django, timed
-
-
-def load(store, author, count: int, rng: random.Random) -> float:
-    from django.utils import timezone
-
-    from benchmarks.corpus import memory
-    from memory_app.embeddings import document_text, get_backend
-    from memory_app.hashing import GENESIS, chain_sha256, sha256_text
-    from memory_app.models import MemoryDocument, MemoryVersion
-
-    started = time.perf_counter()
-    backend = get_backend()
-    batch = 500
-    for offset in range(0, count, batch):
-        rows = [memory(rng, n) for n in range(offset, min(count, offset + batch))]
-        vectors = backend.embed(
-            [document_text(r["title"], r["recall_hint"], r["content"]) for r in rows]
-        )
-        documents = [
-            MemoryDocument(
-                store=store,
-                path=r["path"],
-                title=r["title"],
-                recall_hint=r["recall_hint"],
-                content=r["content"],
-                content_sha256=sha256_text(r["content"]),
-                doc_type=r["doc_type"],
-                trust="agent_draft",
-                tags=r["tags"],
-                entities=r["entities"],
-                importance=r["importance"],
-                embedding=vector,
-                embedding_model=backend.model_id,
-                created_by=author,
-            )
-            for r, vector in zip(rows, vectors, strict=True)
-        ]
-        MemoryDocument.objects.bulk_create(documents)
-        now = timezone.now()
-        MemoryVersion.objects.bulk_create(
-            MemoryVersion(
-                document=d,
-                version=1,
-                change="create",
-                title=d.title,
-                recall_hint=d.recall_hint,
-                content=d.content,
-                sha256=d.content_sha256,
-                chain_sha256=chain_sha256(
-                    previous_chain=GENESIS,
-                    version=1,
-                    change="create",
-                    content_sha256=d.content_sha256,
-                    author_name=author.username,
-                    created_at=now,
-                ),
-                author=author,
-                author_name=author.username,
-                created_at=now,
-            )
-            for d in documents
-        )
-    return time.perf_counter() - started
+from benchmarks.loading import bulk_load
 
 
 def main() -> None:
@@ -103,7 +41,8 @@ def main() -> None:
     agent = principal_upsert(username="bench-agent", service_account=True)
     conversation = conversation_open(user=agent, external_id="bench-conversation")
     rng = random.Random(7)
-    load_seconds = load(conversation.store, agent, args.documents, rng)
+    placements = [(conversation.store, "agent_draft")] * args.documents
+    load_seconds = bulk_load(placements, agent, rng)
     print(f"loaded {args.documents} documents with embeddings in {load_seconds:.1f} s")
 
     client = APIClient()

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import ROOT, percentiles, setup_django, timed
+from benchmarks.loading import bulk_load
 
 HNSW = (
     "CREATE INDEX document_embedding_hnsw ON memory_app_memorydocument "
@@ -66,70 +67,13 @@ def build_world(documents: int, rng: random.Random):
 
 
 def load(plan, agent, rng: random.Random) -> float:
+    """Bulk path: no HNSW index during the load, one build after it."""
     from django.db import connection
-    from django.utils import timezone
-
-    from benchmarks.corpus import memory
-    from memory_app.embeddings import document_text, get_backend
-    from memory_app.hashing import GENESIS, chain_sha256, sha256_text
-    from memory_app.models import MemoryDocument, MemoryVersion
 
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("DROP INDEX IF EXISTS document_embedding_hnsw")
-    backend = get_backend()
-    batch = 256
-    for offset in range(0, len(plan), batch):
-        chunk = plan[offset : offset + batch]
-        rows = [memory(rng, offset + i) for i in range(len(chunk))]
-        vectors = backend.embed(
-            [document_text(r["title"], r["recall_hint"], r["content"]) for r in rows]
-        )
-        documents = MemoryDocument.objects.bulk_create(
-            MemoryDocument(
-                store=store,
-                path=r["path"],
-                title=r["title"],
-                recall_hint=r["recall_hint"],
-                content=r["content"],
-                content_sha256=sha256_text(r["content"]),
-                doc_type=r["doc_type"],
-                trust=trust,
-                tags=r["tags"],
-                entities=r["entities"],
-                importance=r["importance"],
-                embedding=vector,
-                embedding_model=backend.model_id,
-                always_inject=rng.random() < 0.0005,
-            )
-            for (store, trust), r, vector in zip(chunk, rows, vectors, strict=True)
-        )
-        now = timezone.now()
-        MemoryVersion.objects.bulk_create(
-            MemoryVersion(
-                document=d,
-                version=1,
-                change="create",
-                title=d.title,
-                content=d.content,
-                recall_hint=d.recall_hint,
-                sha256=d.content_sha256,
-                chain_sha256=chain_sha256(
-                    previous_chain=GENESIS,
-                    version=1,
-                    change="create",
-                    content_sha256=d.content_sha256,
-                    author_name="bench",
-                    created_at=now,
-                ),
-                author=agent,
-                author_name="bench",
-                created_at=now,
-            )
-            for d in documents
-        )
-        if offset // batch % 20 == 0:
-            print(f"  loaded {offset + len(chunk)} / {len(plan)}", flush=True)
+    bulk_load(plan, agent, rng, extra=lambda: {"always_inject": rng.random() < 0.0005})
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '512MB'")
         cursor.execute(HNSW)
@@ -169,8 +113,16 @@ def http_server(port: int) -> subprocess.Popen:
     """gunicorn as in production: sync workers that keep their connections."""
     env = {**os.environ, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--workers", "2",
-         "--bind", f"127.0.0.1:{port}"],
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--workers",
+            "2",
+            "--bind",
+            f"127.0.0.1:{port}",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

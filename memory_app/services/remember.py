@@ -115,34 +115,29 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
 
 
 def _write(actor, store, path, fields, embedding, version_kwargs) -> WriteResult:
+    """Update the document at `path`, else a near-duplicate, else create one."""
     existing = _locked(store, path)
+    outcome = "updated"
     if existing is None:
         duplicate = near_duplicate(store, content=fields["content"], embedding=embedding)
         if duplicate is not None:
             existing = MemoryDocument.objects.select_for_update().get(pk=duplicate.pk)
-            changed = head_update(
-                existing,
-                change=ChangeKind.UPDATE,
-                author=actor.agent,
-                fields=fields,
-                embedding=embedding,
-                **version_kwargs,
-            )
-            return WriteResult(existing, "deduplicated" if changed else "unchanged")
-        try:
-            with transaction.atomic():
-                document = document_create(
-                    store=store,
-                    path=path,
-                    author=actor.agent,
-                    embedding=embedding,
-                    **fields_for_create(fields),
-                    **version_kwargs,
-                )
-            return WriteResult(document, "created")
-        except IntegrityError:
-            # A concurrent writer created the path first: update theirs.
-            existing = _locked(store, path)
+            outcome = "deduplicated"
+        else:
+            try:
+                with transaction.atomic():
+                    document = document_create(
+                        store=store,
+                        path=path,
+                        author=actor.agent,
+                        embedding=embedding,
+                        **fields_for_create(fields),
+                        **version_kwargs,
+                    )
+                return WriteResult(document, "created")
+            except IntegrityError:
+                # A concurrent writer created the path first: update theirs.
+                existing = _locked(store, path)
     changed = head_update(
         existing,
         change=ChangeKind.UPDATE,
@@ -151,7 +146,7 @@ def _write(actor, store, path, fields, embedding, version_kwargs) -> WriteResult
         embedding=embedding,
         **version_kwargs,
     )
-    return WriteResult(existing, "updated" if changed else "unchanged")
+    return WriteResult(existing, outcome if changed else "unchanged")
 
 
 def _embed_later(document: MemoryDocument) -> None:
