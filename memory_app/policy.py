@@ -15,8 +15,8 @@ from django.utils import timezone
 from memory_app.access import systems_manageable
 from memory_app.actors import Actor
 from memory_app.errors import PermissionDenied, PolicyDenied, RateLimited
-from memory_app.models import DocState, DocType, MemoryStore, MemoryVersion, Scope
-from memory_app.permissions import has_memory_permission, is_service_account
+from memory_app.models import DocState, DocType, MemoryDocument, MemoryStore, MemoryVersion, Scope
+from memory_app.permissions import can_review, has_memory_permission, is_service_account
 
 RATE_WINDOW = timedelta(minutes=1)
 
@@ -56,6 +56,40 @@ def check_store_write(actor: Actor, store: MemoryStore, *, doc_type: str) -> Non
             "A user store holds only user_preference documents.",
             reason="user_store_preferences_only",
         )
+
+
+def can_curate(user, document: MemoryDocument) -> bool:
+    """May this person change the document directly (not through an agent tool)?
+
+    Humans only: reviewers anywhere; owners in their user store, participants
+    in their conversation, managers in their system's store. Used for
+    deletion confirmations, rollbacks and private pins.
+    """
+    if not user.is_authenticated or is_service_account(user):
+        return False
+    if not has_memory_permission(user, "manage_memory"):
+        return False
+    if can_review(user):
+        return True
+    store = document.store
+    if store.scope == Scope.USER:
+        return store.owner_id == user.pk
+    if store.scope == Scope.CONVERSATION:
+        return store.conversation.participants.filter(pk=user.pk).exists()
+    if store.scope == Scope.SYSTEM:
+        return systems_manageable(user).filter(pk=store.system_id).exists()
+    return False
+
+
+def check_can_curate(user, document: MemoryDocument) -> None:
+    if not can_curate(user, document):
+        raise PermissionDenied("You may not change this document.")
+
+
+def check_can_review(user) -> None:
+    """Deciding promotions needs "review promotions", and a person."""
+    if not can_review(user) or is_service_account(user):
+        raise PermissionDenied("Deciding promotions needs the review right.")
 
 
 def check_document_writable(state: str) -> None:

@@ -124,3 +124,25 @@ def context_result(result: ContextResult, actor: Actor) -> dict:
         event_id=result.event_id,
         trace_id=result.trace_id,
     ).model_dump(mode="json", exclude_none=True)
+
+
+def review_item(item) -> dict:
+    return schemas.ReviewItemOut(
+        id=item.pk,
+        dream_job_id=item.job_id,
+        action=item.action,
+        status=item.status,
+        source_document_id=item.source_document_id,
+        source_version=item.source_version.version if item.source_version else None,
+        target_store=item.target_store.slug if item.target_store else None,
+        target_path=item.target_path,
+        proposed_title=item.proposed_title,
+        proposed_content=item.proposed_content,
+        rationale=item.rationale,
+        findings=item.findings,
+        proposed_by=item.proposed_by.get_username() if item.proposed_by else None,
+        decided_by=item.decided_by.get_username() if item.decided_by else None,
+        decided_at=item.decided_at,
+        decision_note=item.decision_note,
+        created_at=item.created_at,
+    ).model_dump(mode="json")

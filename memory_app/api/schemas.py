@@ -175,6 +175,36 @@ class MarkUsedIn(Input):
     ids: list[UUID] = Field(min_length=1, max_length=50)
 
 
+class ProposePromotionIn(DocumentRef):
+    """Propose a draft of yours for shared memory; a reviewer decides."""
+
+    target_store: StoreName = Field(
+        description="A workspace store slug (e.g. 'workspace_runbooks') or 'system:<slug>'."
+    )
+    target_path: PathStr | None = Field(None, description="Defaults to the draft's path.")
+    rationale: str = Field(
+        min_length=1, max_length=2000, description="Why others should know this."
+    )
+
+
+class ApproveIn(Input):
+    note: str = Field("", max_length=2000)
+    content: str | None = Field(None, min_length=1, description="Edited content to apply instead.")
+
+
+class RejectIn(Input):
+    note: str = Field(min_length=1, max_length=2000)
+
+
+class AlwaysInjectIn(Input):
+    value: bool
+
+
+class RollbackIn(Input):
+    version: int = Field(ge=1)
+    reason: str = Field("", max_length=2000)
+
+
 # Outputs
 
 
@@ -297,6 +327,37 @@ class ContextOut(BaseModel):
 
 class MarkUsedOut(BaseModel):
     updated: int
+
+
+class ProposalOut(BaseModel):
+    dream_job_id: UUID
+    review_item_id: UUID
+    status: Literal["awaiting_review"]
+
+
+class ReviewItemOut(BaseModel):
+    id: UUID
+    dream_job_id: UUID
+    action: str
+    status: str
+    source_document_id: UUID | None
+    source_version: int | None
+    target_store: str | None
+    target_path: str
+    proposed_title: str
+    proposed_content: str
+    rationale: str
+    findings: list[dict]
+    proposed_by: str | None
+    decided_by: str | None
+    decided_at: datetime | None
+    decision_note: str
+    created_at: datetime
+
+
+class ReviewItemListOut(BaseModel):
+    items: list[ReviewItemOut]
+    next_cursor: str | None
 
 
 class ErrorOut(BaseModel):

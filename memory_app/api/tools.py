@@ -30,6 +30,7 @@ from memory_app.selectors.search import memory_search
 from memory_app.services.context import memory_context_load, memory_mark_used
 from memory_app.services.delete import memory_delete_request
 from memory_app.services.patch import Edit, memory_patch
+from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.versions import SourceRef
 
@@ -298,6 +299,40 @@ class MemoryMarkUsedView(ToolView):
         return Response({"updated": updated})
 
 
+class MemoryProposePromotionView(ToolView):
+    name = "memory_propose_promotion"
+    description = (
+        "Propose one of your conversation or user memories for a shared store (a workspace "
+        "store or system:<slug>) with a rationale. A reviewer approves or rejects; until then "
+        "nothing shared changes. Proposing the same thing twice returns the first proposal."
+    )
+    write = True
+    input_model = schemas.ProposePromotionIn
+    responses = {
+        202: OpenApiResponse(schemas.ProposalOut, description="proposed"),
+        200: OpenApiResponse(schemas.ProposalOut, description="already proposed"),
+        **_errors(400, 401, 403, 404, 422),
+    }
+
+    def run(self, actor: Actor, data: schemas.ProposePromotionIn) -> Response:
+        document = access_document(actor, **data.ref())
+        proposal = memory_propose_promotion(
+            actor=actor,
+            document=document,
+            target_store=data.target_store,
+            target_path=data.target_path,
+            rationale=data.rationale,
+        )
+        return Response(
+            {
+                "dream_job_id": str(proposal.item.job_id),
+                "review_item_id": str(proposal.item.pk),
+                "status": "awaiting_review",
+            },
+            status=status.HTTP_202_ACCEPTED if proposal.created else status.HTTP_200_OK,
+        )
+
+
 TOOL_VIEWS: tuple[type[ToolView], ...] = (
     MemorySearchView,
     MemoryContextView,
@@ -308,4 +343,5 @@ TOOL_VIEWS: tuple[type[ToolView], ...] = (
     MemoryRememberView,
     MemoryPatchView,
     MemoryDeleteView,
+    MemoryProposePromotionView,
 )

@@ -1,6 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
+from memory_app.api import review
 from memory_app.api.events import events_list
 from memory_app.api.manifest import tools_manifest
 from memory_app.api.tools import TOOL_VIEWS
@@ -13,6 +14,19 @@ urlpatterns = [
     path("tools", tools_manifest, name="tools"),
     *(path(f"tools/{view.name}", view.as_view(), name=view.name) for view in TOOL_VIEWS),
     path("events", events_list, name="events"),
+    path("promotions", review.promotions_list, name="promotions"),
+    path(
+        "promotions/<uuid:item_id>/approve",
+        review.promotion_approve_view,
+        name="promotion-approve",
+    ),
+    path("promotions/<uuid:item_id>/reject", review.promotion_reject_view, name="promotion-reject"),
+    path(
+        "documents/<uuid:document_id>/always-inject",
+        review.always_inject_view,
+        name="document-always-inject",
+    ),
+    path("documents/<uuid:document_id>/rollback", review.rollback_view, name="document-rollback"),
     path("schema", SpectacularAPIView.as_view(), name="schema"),
     path("docs", SpectacularRedocView.as_view(url_name="api:schema"), name="docs"),
 ]

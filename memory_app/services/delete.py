@@ -4,9 +4,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory_app.access import systems_manageable
 from memory_app.actors import Actor
-from memory_app.errors import NotFound, PermissionDenied
+from memory_app.errors import NotFound
 from memory_app.models import (
     ChangeKind,
     DocState,
@@ -17,10 +16,8 @@ from memory_app.models import (
     MemoryDocument,
     ReviewAction,
     ReviewStatus,
-    Scope,
 )
-from memory_app.permissions import can_review, is_service_account
-from memory_app.policy import check_can_write, check_document_writable
+from memory_app.policy import check_can_curate, check_can_write, check_document_writable
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
 
@@ -83,29 +80,13 @@ def _open_request(document, version) -> DreamReviewItem | None:
     ).first()
 
 
-def can_confirm_deletion(user: AbstractBaseUser, document: MemoryDocument) -> bool:
-    """Humans only: reviewers anywhere; owners, participants and managers in their stores."""
-    if not user.is_authenticated or is_service_account(user):
-        return False
-    if can_review(user):
-        return True
-    store = document.store
-    if store.scope == Scope.USER:
-        return store.owner_id == user.pk
-    if store.scope == Scope.CONVERSATION:
-        return store.conversation.participants.filter(pk=user.pk).exists()
-    if store.scope == Scope.SYSTEM:
-        return systems_manageable(user).filter(pk=store.system_id).exists()
-    return False
-
-
 @transaction.atomic
 def deletion_decide(
     *, user: AbstractBaseUser, item: DreamReviewItem, confirm: bool, note: str = ""
 ) -> DreamReviewItem:
     """Confirm (tombstone, a new version) or decline a deletion request.
 
-    Raises PermissionDenied unless `can_confirm_deletion`; NotFound when the
+    Raises PermissionDenied unless the user may curate the document; NotFound when the
     item is not an open deletion request. Emits
     `memory.document.tombstoned` or `memory.deletion.declined`.
     """
@@ -122,8 +103,7 @@ def deletion_decide(
         .select_related("store__conversation")
         .get(pk=item.source_document_id)
     )
-    if not can_confirm_deletion(user, document):
-        raise PermissionDenied("You may not decide deletions in this store.")
+    check_can_curate(user, document)
     now = timezone.now()
     if confirm and document.state != DocState.TOMBSTONED:
         head_update(

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from memory_app.embeddings import document_text, embed_text, get_backend
 from memory_app.hashing import sha256_text
-from memory_app.models import ChangeKind, MemoryDocument, MemoryStore
+from memory_app.models import ChangeKind, MemoryDocument, MemoryStore, MemoryVersion
 from memory_app.services.versions import SourceRef, version_append
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,8 @@ def document_create(
     findings: list | None = None,
     change: str = ChangeKind.CREATE,
     embedding: np.ndarray | None = None,
+    promoted_from: MemoryVersion | None = None,
+    reason: str = "",
 ) -> MemoryDocument:
     """Insert the head and version 1 in one transaction.
 
@@ -66,6 +68,7 @@ def document_create(
         importance=importance,
         expires_at=expires_at,
         created_by=author,
+        promoted_from=promoted_from,
         embedding=embedding,
         embedding_model=get_backend().model_id if embedding is not None else "",
     )
@@ -75,6 +78,7 @@ def document_create(
         author=author,
         on_behalf_of=on_behalf_of,
         run_id=run_id,
+        reason=reason,
         source_refs=source_refs,
         scanner_version=scanner_version,
         findings=findings,

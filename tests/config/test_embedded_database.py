@@ -76,16 +76,13 @@ def test_a_terminated_process_releases_its_handle(data_dir):
     assert server_status(data_dir).startswith("stopped")
 
 
-def test_handles_of_killed_processes_are_pruned_on_attach(data_dir):
+def test_handles_of_killed_processes_are_pruned_on_attach(data_dir, monkeypatch):
+    from config.database import server
+
     ensure_server(data_dir, cleanup=None)
-    dead_pid = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
     handle_file = data_dir / ".handle_pids.json"
-    handle_file.write_text(json.dumps([int(dead_pid), os.getpid()]))
+    handle_file.write_text(json.dumps([_dead_pid(), os.getpid()]))
+    monkeypatch.setattr(server, "_attached", {})  # as a freshly started process
     ensure_server(data_dir, cleanup=None)
     assert json.loads(handle_file.read_text()) == [os.getpid()]
 

@@ -1,0 +1,138 @@
+"""Review and admin endpoints for people with review rights (API.md)."""
+
+import base64
+import binascii
+from datetime import datetime
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memory_app.access import access_document
+from memory_app.actors import actor_for
+from memory_app.api import presenters, schemas
+from memory_app.api.context import parse_input
+from memory_app.errors import InvalidInput
+from memory_app.models import DreamReviewItem, ReviewStatus
+from memory_app.policy import check_can_review
+from memory_app.selectors.documents import document_version
+from memory_app.selectors.review import review_items
+from memory_app.services.curate import document_always_inject_set, document_rollback
+from memory_app.services.promote import promotion_approve, promotion_reject
+
+STATUSES = {
+    "pending": [ReviewStatus.PENDING, ReviewStatus.DEFERRED],
+    **{s: [s] for s in (ReviewStatus.APPROVED, ReviewStatus.REJECTED)},
+}
+PAGE = 50
+
+
+def _cursor(item: DreamReviewItem) -> str:
+    raw = f"{item.created_at.isoformat()}|{item.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _after(cursor: str) -> tuple[datetime, str]:
+    try:
+        created, item_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
+        return datetime.fromisoformat(created), item_id
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidInput("Not a cursor from this API.", fields={"cursor": ["Invalid."]}) from None
+
+
+@extend_schema(
+    operation_id="promotions_list",
+    tags=["review"],
+    parameters=[
+        OpenApiParameter("status", str, enum=list(STATUSES), description="Default: pending."),
+        OpenApiParameter("cursor", str),
+    ],
+    responses={200: schemas.ReviewItemListOut, 403: schemas.ErrorOut},
+)
+@api_view(["GET"])
+def promotions_list(request: Request) -> Response:
+    check_can_review(request.user)
+    wanted = request.query_params.get("status", "pending")
+    if wanted not in STATUSES:
+        raise InvalidInput("Unknown status.", fields={"status": [f"One of {', '.join(STATUSES)}."]})
+    items = review_items(action="promote").filter(status__in=STATUSES[wanted])
+    if cursor := request.query_params.get("cursor"):
+        created, item_id = _after(cursor)
+        items = items.filter(created_at__gte=created).exclude(created_at=created, id__lte=item_id)
+    page = list(items[: PAGE + 1])
+    return Response(
+        {
+            "items": [presenters.review_item(item) for item in page[:PAGE]],
+            "next_cursor": _cursor(page[PAGE - 1]) if len(page) > PAGE else None,
+        }
+    )
+
+
+@extend_schema(
+    operation_id="promotion_approve",
+    tags=["review"],
+    request=schemas.ApproveIn,
+    responses={
+        200: schemas.DocumentOut,
+        403: schemas.ErrorOut,
+        404: schemas.ErrorOut,
+        422: schemas.ErrorOut,
+    },
+)
+@api_view(["POST"])
+def promotion_approve_view(request: Request, item_id) -> Response:
+    data = parse_input(schemas.ApproveIn, request.data)
+    document = promotion_approve(
+        user=request.user, item_id=item_id, note=data.note, content=data.content
+    )
+    return _document(request, document)
+
+
+@extend_schema(
+    operation_id="promotion_reject",
+    tags=["review"],
+    request=schemas.RejectIn,
+    responses={200: schemas.ReviewItemOut, 403: schemas.ErrorOut, 404: schemas.ErrorOut},
+)
+@api_view(["POST"])
+def promotion_reject_view(request: Request, item_id) -> Response:
+    data = parse_input(schemas.RejectIn, request.data)
+    item = promotion_reject(user=request.user, item_id=item_id, note=data.note)
+    return Response(presenters.review_item(item))
+
+
+@extend_schema(
+    operation_id="document_always_inject",
+    tags=["review"],
+    request=schemas.AlwaysInjectIn,
+    responses={200: schemas.DocumentOut, 403: schemas.ErrorOut, 404: schemas.ErrorOut},
+)
+@api_view(["POST"])
+def always_inject_view(request: Request, document_id) -> Response:
+    data = parse_input(schemas.AlwaysInjectIn, request.data)
+    document = access_document(actor_for(request.user), id=document_id)
+    document = document_always_inject_set(user=request.user, document=document, value=data.value)
+    return _document(request, document)
+
+
+@extend_schema(
+    operation_id="document_rollback",
+    tags=["review"],
+    request=schemas.RollbackIn,
+    responses={200: schemas.DocumentOut, 403: schemas.ErrorOut, 404: schemas.ErrorOut},
+)
+@api_view(["POST"])
+def rollback_view(request: Request, document_id) -> Response:
+    data = parse_input(schemas.RollbackIn, request.data)
+    document = access_document(actor_for(request.user), id=document_id)
+    document = document_rollback(
+        user=request.user, document=document, version=data.version, reason=data.reason
+    )
+    return _document(request, document)
+
+
+def _document(request: Request, document) -> Response:
+    actor = actor_for(request.user)
+    document = access_document(actor, id=document.pk)
+    return Response(presenters.document_detail(document, document_version(document, None), actor))

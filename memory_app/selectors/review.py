@@ -1,0 +1,21 @@
+"""Review items as reviewers see them."""
+
+from django.db.models import QuerySet
+
+from memory_app.models import DreamReviewItem
+
+
+def review_items(*, status: str | None = None, action: str | None = None) -> QuerySet:
+    """Review items, oldest first, with what a listing shows joined in.
+
+    Callers check the review right first: items carry draft content from
+    conversations the reviewer does not take part in.
+    """
+    items = DreamReviewItem.objects.select_related(
+        "target_store", "source_version", "proposed_by", "decided_by"
+    ).order_by("created_at", "id")
+    if status:
+        items = items.filter(status=status)
+    if action:
+        items = items.filter(action=action)
+    return items

@@ -1,0 +1,72 @@
+"""Direct changes by people: pins and rollbacks (DESIGN §6, §9)."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from memory_app.errors import NotFound
+from memory_app.models import ChangeKind, MemoryDocument, Scope
+from memory_app.policy import check_can_curate, check_can_review
+from memory_app.services.documents import embedding_for, head_update
+from memory_app.services.events import event_record
+
+_RESTORED_FIELDS = ("doc_type", "tags", "entities", "importance")
+
+
+@transaction.atomic
+def document_always_inject_set(
+    *, user: AbstractBaseUser, document: MemoryDocument, value: bool
+) -> MemoryDocument:
+    """Pin or unpin a document; every flip is an event (who, when, from, to).
+
+    Permission: pins in shared scopes (workspace, system) need a reviewer;
+    in private stores whoever may curate the document.
+    """
+    if document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM):
+        check_can_review(user)
+    check_can_curate(user, document)
+    locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
+    previous = locked.always_inject
+    if previous != value:
+        MemoryDocument.objects.filter(pk=locked.pk).update(always_inject=value)
+        locked.always_inject = value
+        event_record(
+            "memory.document.always_inject",
+            principal=user,
+            document=locked,
+            payload={"from": previous, "to": value, "path": locked.path},
+        )
+    return locked
+
+
+@transaction.atomic
+def document_rollback(
+    *, user: AbstractBaseUser, document: MemoryDocument, version: int, reason: str = ""
+) -> MemoryDocument:
+    """Make an old version's content current again, as a new version.
+
+    History is append-only: nothing is rewritten, the rollback is one more
+    link in the chain with its actor and reason. Emits
+    `memory.document.rolled_back`.
+    """
+    check_can_curate(user, document)
+    locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
+    old = locked.versions.filter(version=version).first()
+    if old is None:
+        raise NotFound(f"The document has no version {version}.")
+    fields = {"title": old.title, "recall_hint": old.recall_hint, "content": old.content}
+    fields |= {k: old.metadata[k] for k in _RESTORED_FIELDS if k in old.metadata}
+    head_update(
+        locked,
+        change=ChangeKind.ROLLBACK,
+        author=user,
+        fields=fields,
+        embedding=embedding_for(old.title, old.recall_hint, old.content),
+        reason=reason or f"rollback to version {version}",
+    )
+    event_record(
+        "memory.document.rolled_back",
+        principal=user,
+        document=locked,
+        payload={"to_version": version, "new_version": locked.version, "reason": reason},
+    )
+    return locked

@@ -1,0 +1,290 @@
+"""Promotion: an agent's draft becomes shared, reviewed memory (DESIGN §5).
+
+An agent proposes (a DreamJob with one DreamReviewItem); a reviewer
+approves — optionally after editing — or rejects. The draft is never
+changed by either decision; approval writes a new `admin_approved` version
+into the target store, with lineage (`promoted_from`) to the exact draft
+version that was proposed. Content is scanned under the target store's
+rules when proposed and again when applied.
+"""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from memory_app.access import access_store
+from memory_app.actors import Actor, actor_for
+from memory_app.errors import InvalidInput, NotFound
+from memory_app.models import (
+    ChangeKind,
+    DocState,
+    DreamJob,
+    DreamKind,
+    DreamReviewItem,
+    JobStatus,
+    MemoryDocument,
+    MemoryStore,
+    ReviewAction,
+    ReviewStatus,
+    Scope,
+    Trust,
+)
+from memory_app.paths import path_error
+from memory_app.policy import check_can_review, check_can_write
+from memory_app.services.documents import document_create, embedding_for, head_update
+from memory_app.services.events import event_record
+from memory_app.services.guard import (
+    check_sizes,
+    recording_refusals,
+    scan_for_store,
+    scan_record,
+)
+
+OPEN = (ReviewStatus.PENDING, ReviewStatus.DEFERRED)
+RELATED_LIMIT = 3
+
+
+@dataclass(frozen=True)
+class Proposal:
+    item: DreamReviewItem
+    created: bool
+
+
+def _target_store(actor: Actor, name: str) -> MemoryStore:
+    """A workspace or system store the actor can read (else 404)."""
+    store = None
+    if name not in ("user", "conversation") and (":" not in name or name.startswith("system:")):
+        store = access_store(actor, name)
+    if store is None or store.scope not in (Scope.WORKSPACE, Scope.SYSTEM):
+        raise InvalidInput(
+            "Promotions target a workspace store or 'system:<slug>'.",
+            fields={"target_store": ["Name a workspace store or system:<slug>."]},
+        )
+    return store
+
+
+def memory_propose_promotion(
+    *,
+    actor: Actor,
+    document: MemoryDocument,
+    target_store: str,
+    rationale: str,
+    target_path: str | None = None,
+) -> Proposal:
+    """Propose a conversation or user draft for a shared store.
+
+    Permission: read access to the draft (else 404), manage memory. The
+    content is scanned under the target store's rules (422, recorded). A
+    second identical open proposal returns the first. Emits
+    `memory.promotion.proposed`.
+    """
+    check_can_write(actor)
+    if document.store.scope not in (Scope.CONVERSATION, Scope.USER):
+        raise InvalidInput(
+            "Only drafts in a conversation or user store can be proposed.",
+            fields={"id": ["Not a conversation or user memory."]},
+        )
+    store = _target_store(actor, target_store)
+    path = target_path or document.path
+    if error := path_error(path):
+        raise InvalidInput(error, fields={"target_path": [error]})
+    with recording_refusals(actor, tool="memory_propose_promotion", store=target_store):
+        findings = scan_for_store(
+            {
+                "title": document.title,
+                "recall_hint": document.recall_hint,
+                "content": document.content,
+            },
+            store,
+        )
+    version = document.versions.get(version=document.version)
+    existing = _open_proposal(version, store, path)
+    if existing is not None:
+        return Proposal(existing, False)
+    try:
+        with transaction.atomic():
+            job = DreamJob.objects.create(
+                kind=DreamKind.PROMOTION,
+                status=JobStatus.AWAITING_REVIEW,
+                requested_by=actor.agent,
+                progress_total=1,
+            )
+            item = DreamReviewItem.objects.create(
+                job=job,
+                action=ReviewAction.PROMOTE,
+                source_document=document,
+                source_version=version,
+                target_store=store,
+                target_path=path,
+                proposed_title=document.title,
+                proposed_content=document.content,
+                rationale=rationale,
+                findings=[f.as_dict() for f in findings],
+                proposed_by=actor.agent,
+                run_id=actor.run_id,
+            )
+            item.related_documents.set(_similar_in(store, document))
+    except IntegrityError:
+        return Proposal(_open_proposal(version, store, path), False)
+    event_record(
+        "memory.promotion.proposed",
+        actor=actor,
+        document=document,
+        payload={
+            "review_item_id": str(item.pk),
+            "dream_job_id": str(job.pk),
+            "target_store": target_store,
+            "target_path": path,
+        },
+    )
+    return Proposal(item, True)
+
+
+def _open_proposal(version, store, path) -> DreamReviewItem | None:
+    return DreamReviewItem.objects.filter(
+        action=ReviewAction.PROMOTE,
+        source_version=version,
+        target_store=store,
+        target_path=path,
+        status__in=OPEN,
+    ).first()
+
+
+def _similar_in(store: MemoryStore, document: MemoryDocument) -> list[MemoryDocument]:
+    """The target store's documents closest in meaning, for the reviewer's diff."""
+    if document.embedding is None:
+        return []
+    return list(
+        MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
+        .order_by(CosineDistance("embedding", document.embedding))
+        .only("id")[:RELATED_LIMIT]
+    )
+
+
+def _open_item(item_id, action: str, *, lock: bool = True) -> DreamReviewItem:
+    items = DreamReviewItem.objects.select_related("job", "target_store", "source_version")
+    if lock:
+        items = items.select_for_update(of=("self",))
+    item = items.filter(pk=item_id, action=action, status__in=OPEN).first()
+    if item is None:
+        raise NotFound("No open review item with that id.")
+    return item
+
+
+def _close(item: DreamReviewItem, *, user, status: str, note: str, job_status: str) -> None:
+    now = timezone.now()
+    item.status, item.decided_by, item.decided_at, item.decision_note = status, user, now, note
+    item.save()
+    item.job.status, item.job.progress_done, item.job.finished_at = job_status, 1, now
+    item.job.save()
+
+
+def promotion_approve(
+    *,
+    user: AbstractBaseUser,
+    item_id,
+    note: str = "",
+    content: str | None = None,
+) -> MemoryDocument:
+    """Apply a proposal: the (possibly edited) content lands in the target store.
+
+    Permission: "review promotions", humans only. Re-scans what is applied.
+    Writes a `promote` version with `admin_approved` trust, superseding what
+    the target path held; the draft is untouched. Emits
+    `memory.promotion.approved`.
+    """
+    check_can_review(user)
+    item = _open_item(item_id, ReviewAction.PROMOTE, lock=False)
+    final = item.proposed_content if content is None else content
+    check_sizes(content=final)
+    store = item.target_store
+    with recording_refusals(actor_for(user), tool="promotion_approve", store=store.slug):
+        findings = scan_for_store({"title": item.proposed_title, "content": final}, store)
+    fields = {
+        "title": item.proposed_title,
+        "content": final,
+        "trust": Trust.ADMIN_APPROVED,
+        "state": DocState.ACTIVE,
+        "doc_type": item.source_version.metadata.get("doc_type", "note"),
+        "recall_hint": item.source_version.recall_hint,
+        "promoted_from": item.source_version,
+    }
+    embedding = embedding_for(fields["title"], fields["recall_hint"], final)
+    version_kwargs = {"reason": note or item.rationale, **scan_record(findings)}
+    with transaction.atomic():
+        # Decided by someone else meanwhile: NotFound. Proposals never change.
+        item = _open_item(item_id, ReviewAction.PROMOTE)
+        target = _apply(item, user, fields, embedding, version_kwargs, note)
+    event_record(
+        "memory.promotion.approved",
+        principal=user,
+        document=target,
+        payload={
+            "review_item_id": str(item.pk),
+            "target_store": store.slug,
+            "target_path": item.target_path,
+            "version": target.version,
+            "edited": content is not None and content != item.proposed_content,
+        },
+    )
+    return target
+
+
+def _apply(item, user, fields, embedding, version_kwargs, note: str) -> MemoryDocument:
+    """Write the approved content to the target path and close the item."""
+    store = item.target_store
+    target = (
+        MemoryDocument.objects.select_for_update()
+        .filter(store=store, path=item.target_path)
+        .first()
+    )
+    if target is None:
+        target = document_create(
+            store=store,
+            path=item.target_path,
+            author=user,
+            change=ChangeKind.PROMOTE,
+            embedding=embedding,
+            **{k: v for k, v in fields.items() if k != "state"},
+            **version_kwargs,
+        )
+    else:
+        head_update(
+            target,
+            change=ChangeKind.PROMOTE,
+            author=user,
+            fields=fields,
+            embedding=embedding,
+            **version_kwargs,
+        )
+    item.result_version = target.versions.get(version=target.version)
+    _close(
+        item,
+        user=user,
+        status=ReviewStatus.APPROVED,
+        note=note,
+        job_status=JobStatus.SUCCEEDED,
+    )
+    return target
+
+
+@transaction.atomic
+def promotion_reject(*, user: AbstractBaseUser, item_id, note: str) -> DreamReviewItem:
+    """Decline a proposal with a note; the draft stays as it is.
+
+    Permission: "review promotions", humans only. Emits
+    `memory.promotion.rejected`.
+    """
+    check_can_review(user)
+    item = _open_item(item_id, ReviewAction.PROMOTE)
+    _close(item, user=user, status=ReviewStatus.REJECTED, note=note, job_status=JobStatus.REJECTED)
+    event_record(
+        "memory.promotion.rejected",
+        principal=user,
+        document=item.source_document,
+        payload={"review_item_id": str(item.pk), "note": note},
+    )
+    return item
