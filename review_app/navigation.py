@@ -6,6 +6,8 @@ lead to a page that says so plainly instead of a dead end.
 
 from dataclasses import dataclass
 
+from django.urls import reverse
+
 
 @dataclass(frozen=True)
 class Page:
@@ -14,10 +16,19 @@ class Page:
     summary: str
     built: bool = False
 
+    @property
+    def url(self) -> str:
+        if self.built:
+            return reverse(f"review:{self.slug}")
+        return reverse("review:page", args=[self.slug])
+
 
 PAGES = (
     Page(
-        "queue", "Review queue", "Pending promotion proposals: diff, findings, approve or reject."
+        "queue",
+        "Review queue",
+        "Pending promotion proposals: diff, findings, approve or reject.",
+        built=True,
     ),
     Page("browser", "Memory browser", "Stores and documents, filters, search, version history."),
     Page("systems", "Systems", "The memory card of each system you can read."),

@@ -1,10 +1,14 @@
 from django.urls import path
 
-from review_app import views
+from review_app import views, views_queue
 
 app_name = "review"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("queue/", views_queue.queue, name="queue"),
+    path("queue/count", views_queue.queue_count, name="queue-count"),
+    path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
+    path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
     path("<slug:slug>/", views.not_built, name="page"),
 ]

@@ -272,6 +272,19 @@ def _apply(item, user, fields, embedding, version_kwargs, note: str) -> MemoryDo
 
 
 @transaction.atomic
+def promotion_defer(*, user: AbstractBaseUser, item_id, note: str = "") -> DreamReviewItem:
+    """Set a proposal aside; it stays open and leaves the pending queue.
+
+    Permission: "review promotions", humans only.
+    """
+    check_can_review(user)
+    item = _open_item(item_id, ReviewAction.PROMOTE)
+    item.status, item.decision_note = ReviewStatus.DEFERRED, note
+    item.save(update_fields=["status", "decision_note"])
+    return item
+
+
+@transaction.atomic
 def promotion_reject(*, user: AbstractBaseUser, item_id, note: str) -> DreamReviewItem:
     """Decline a proposal with a note; the draft stays as it is.
 

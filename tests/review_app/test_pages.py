@@ -48,7 +48,7 @@ def test_the_overview_counts_the_seeded_conventions(client, owner, django_assert
     assert '<script src="/static/django_htmx/htmx-2.min.js"' in html
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.slug)
+@pytest.mark.parametrize("page", [p for p in PAGES if not p.built], ids=lambda page: page.slug)
 def test_each_unbuilt_page_says_so_plainly(client, owner, page):
     client.force_login(owner)
     response = client.get(f"/{page.slug}/")

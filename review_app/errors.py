@@ -1,0 +1,26 @@
+"""The one mapping from service errors to what a page shows.
+
+Forbidden and not-found become 403 and 404 pages; every other service
+error becomes a message on the page the person came from.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest
+
+from memory_app.errors import ApplicationError, NotFound, PermissionDenied
+
+
+@contextmanager
+def page_errors(request: HttpRequest) -> Iterator[None]:
+    try:
+        yield
+    except PermissionDenied as error:
+        raise DjangoPermissionDenied(error.detail) from error
+    except NotFound as error:
+        raise Http404(error.detail) from error
+    except ApplicationError as error:
+        messages.error(request, error.detail)

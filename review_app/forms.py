@@ -1,0 +1,39 @@
+import uuid
+
+from django import forms
+
+ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
+BULK_LIMIT = 200
+
+
+class DecisionForm(forms.Form):
+    action = forms.ChoiceField(choices=ACTIONS)
+    note = forms.CharField(required=False, max_length=2000)
+    content = forms.CharField(required=False, max_length=100_000, strip=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") == "reject" and not data.get("note"):
+            raise forms.ValidationError("Say why when rejecting: the note is required.")
+        return data
+
+    def error_text(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)
+
+
+class BulkDecisionForm(DecisionForm):
+    """A decision for every checked item (`items`, review item ids)."""
+
+    def __init__(self, data) -> None:
+        super().__init__(data)
+        self.item_ids = data.getlist("items")
+
+    def clean(self):
+        data = super().clean()
+        try:
+            data["items"] = [str(uuid.UUID(value)) for value in self.item_ids[:BULK_LIMIT]]
+        except ValueError:
+            raise forms.ValidationError("Not a review item id.") from None
+        if not data["items"]:
+            raise forms.ValidationError("Select at least one item.")
+        return data

@@ -1,0 +1,61 @@
+"""What the review pages show, fetched in a fixed number of queries."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+
+from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
+from memory_app.selectors.review import review_items
+from review_app.diffs import DiffRow, side_by_side
+
+
+@dataclass
+class QueueRow:
+    item: DreamReviewItem
+    current: MemoryDocument | None
+    diff: list[DiffRow]
+    injections: int
+    hits: int
+
+
+def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
+    """Each item with what its target path holds now and its draft's usage."""
+    if not items:
+        return []
+    targets = Q(pk__in=[])
+    for item in items:
+        targets |= Q(store_id=item.target_store_id, path=item.target_path)
+    current = {
+        (d.store_id, d.path): d
+        for d in MemoryDocument.objects.filter(targets).only("id", "store_id", "path", "content")
+    }
+    usage = {
+        row["document_id"]: row
+        for row in MemoryUsage.objects.filter(document_id__in=[i.source_document_id for i in items])
+        .values("document_id")
+        .annotate(injections=Count("id"), hits=Count("id", filter=Q(hit=True)))
+    }
+    rows = []
+    for item in items:
+        target = current.get((item.target_store_id, item.target_path))
+        stats = usage.get(item.source_document_id, {})
+        rows.append(
+            QueueRow(
+                item=item,
+                current=target,
+                diff=side_by_side(target.content if target else "", item.proposed_content),
+                injections=stats.get("injections", 0),
+                hits=stats.get("hits", 0),
+            )
+        )
+    return rows
+
+
+def pending_promotions():
+    return review_items(action="promote", status=ReviewStatus.PENDING).select_related(
+        "source_document__store__conversation"
+    )
+
+
+def pending_count() -> int:
+    return DreamReviewItem.objects.filter(action="promote", status=ReviewStatus.PENDING).count()
