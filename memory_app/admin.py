@@ -108,6 +108,12 @@ class MemorySourceRefAdmin(ReadOnlyAdmin):
     list_filter = ["kind"]
 
 
+@admin.register(models.ContextTrace)
+class ContextTraceAdmin(ReadOnlyAdmin):
+    list_display = ["id", "principal", "run_id", "tokens", "token_budget", "created_at"]
+    search_fields = ["run_id", "context_sha256"]
+
+
 @admin.register(models.MemoryUsage)
 class MemoryUsageAdmin(ReadOnlyAdmin):
     list_display = ["run_id", "document", "block", "rank", "score", "tokens", "hit", "created_at"]

@@ -1,7 +1,7 @@
 """memory_delete and its confirmation: deletion always needs a human."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory_app.actors import Actor
@@ -9,7 +9,6 @@ from memory_app.errors import NotFound
 from memory_app.models import (
     ChangeKind,
     DocState,
-    DreamJob,
     DreamKind,
     DreamReviewItem,
     JobStatus,
@@ -20,8 +19,7 @@ from memory_app.models import (
 from memory_app.policy import check_can_curate, check_can_write, check_document_writable
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
-
-OPEN = (ReviewStatus.PENDING, ReviewStatus.DEFERRED)
+from memory_app.services.review_items import OPEN, review_item_open
 
 
 def memory_delete_request(
@@ -35,32 +33,17 @@ def memory_delete_request(
     """
     check_can_write(actor)
     check_document_writable(document.state)
-    version = document.versions.get(version=document.version)
-    existing = _open_request(document, version)
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            job = DreamJob.objects.create(
-                kind=DreamKind.DELETION,
-                status=JobStatus.AWAITING_REVIEW,
-                requested_by=actor.agent,
-                progress_total=1,
-            )
-            item = DreamReviewItem.objects.create(
-                job=job,
-                action=ReviewAction.TOMBSTONE,
-                source_document=document,
-                source_version=version,
-                target_store=document.store,
-                target_path=document.path,
-                rationale=reason,
-                proposed_by=actor.agent,
-                run_id=actor.run_id,
-            )
-    except IntegrityError:
-        # A concurrent identical request won the unique constraint.
-        return _open_request(document, version), False
+    item, created = review_item_open(
+        actor=actor,
+        kind=DreamKind.DELETION,
+        action=ReviewAction.TOMBSTONE,
+        source_version=document.versions.get(version=document.version),
+        target_store=document.store,
+        target_path=document.path,
+        rationale=reason,
+    )
+    if not created:
+        return item, False
     event_record(
         "memory.deletion.requested",
         actor=actor,
@@ -68,16 +51,6 @@ def memory_delete_request(
         payload={"review_item_id": str(item.pk), "path": document.path},
     )
     return item, True
-
-
-def _open_request(document, version) -> DreamReviewItem | None:
-    return DreamReviewItem.objects.filter(
-        action=ReviewAction.TOMBSTONE,
-        source_version=version,
-        target_store=document.store,
-        target_path=document.path,
-        status__in=OPEN,
-    ).first()
 
 
 @transaction.atomic

@@ -11,7 +11,7 @@ rules when proposed and again when applied.
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -21,7 +21,6 @@ from memory_app.errors import InvalidInput, NotFound
 from memory_app.models import (
     ChangeKind,
     DocState,
-    DreamJob,
     DreamKind,
     DreamReviewItem,
     JobStatus,
@@ -42,8 +41,8 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
+from memory_app.services.review_items import OPEN, review_item_open
 
-OPEN = (ReviewStatus.PENDING, ReviewStatus.DEFERRED)
 RELATED_LIMIT = 3
 
 
@@ -100,57 +99,33 @@ def memory_propose_promotion(
             },
             store,
         )
-    version = document.versions.get(version=document.version)
-    existing = _open_proposal(version, store, path)
-    if existing is not None:
-        return Proposal(existing, False)
-    try:
-        with transaction.atomic():
-            job = DreamJob.objects.create(
-                kind=DreamKind.PROMOTION,
-                status=JobStatus.AWAITING_REVIEW,
-                requested_by=actor.agent,
-                progress_total=1,
-            )
-            item = DreamReviewItem.objects.create(
-                job=job,
-                action=ReviewAction.PROMOTE,
-                source_document=document,
-                source_version=version,
-                target_store=store,
-                target_path=path,
-                proposed_title=document.title,
-                proposed_content=document.content,
-                rationale=rationale,
-                findings=[f.as_dict() for f in findings],
-                proposed_by=actor.agent,
-                run_id=actor.run_id,
-            )
-            item.related_documents.set(_similar_in(store, document))
-    except IntegrityError:
-        return Proposal(_open_proposal(version, store, path), False)
+    item, created = review_item_open(
+        actor=actor,
+        kind=DreamKind.PROMOTION,
+        action=ReviewAction.PROMOTE,
+        source_version=document.versions.get(version=document.version),
+        target_store=store,
+        target_path=path,
+        proposed_title=document.title,
+        proposed_content=document.content,
+        rationale=rationale,
+        findings=[f.as_dict() for f in findings],
+    )
+    if not created:
+        return Proposal(item, False)
+    item.related_documents.set(_similar_in(store, document))
     event_record(
         "memory.promotion.proposed",
         actor=actor,
         document=document,
         payload={
             "review_item_id": str(item.pk),
-            "dream_job_id": str(job.pk),
+            "dream_job_id": str(item.job_id),
             "target_store": target_store,
             "target_path": path,
         },
     )
     return Proposal(item, True)
-
-
-def _open_proposal(version, store, path) -> DreamReviewItem | None:
-    return DreamReviewItem.objects.filter(
-        action=ReviewAction.PROMOTE,
-        source_version=version,
-        target_store=store,
-        target_path=path,
-        status__in=OPEN,
-    ).first()
 
 
 def _similar_in(store: MemoryStore, document: MemoryDocument) -> list[MemoryDocument]:
