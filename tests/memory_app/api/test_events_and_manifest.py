@@ -37,6 +37,15 @@ def test_events_filter_by_conversation(caller_for, agent):
     assert len(only_a) == 1
 
 
+def test_filtering_by_an_unknown_conversation_is_404_and_creates_nothing(agent):
+    from memory_app.models import Conversation
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_issue(user=agent).raw}")
+    assert client.get("/api/v1/events", {"conversation": "nope"}).status_code == 404
+    assert not Conversation.objects.filter(external_id="nope").exists()
+
+
 def test_other_principals_do_not_see_my_events(tools, reviewer):
     tools.ok("memory_remember", remember_body(), 201)
     assert _events(UserFactory(username="nosy"))["events"] == []
