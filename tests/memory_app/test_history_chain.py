@@ -52,3 +52,28 @@ def test_rewriting_old_content_behind_the_triggers_back_is_detected():
     status = version_chain_verify(document)
     assert not status.intact
     assert status.broken_at == 2
+
+
+def test_the_verify_command_reports_intact_and_broken_histories():
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    store = WorkspaceStoreFactory()
+    document = make_document(store, content="first")
+    _update_head(document, "second")
+    out = io.StringIO()
+    call_command("memory_verify", "--store", store.slug, stdout=out)
+    assert "1 documents verified" in out.getvalue()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(
+            "UPDATE memory_app_memoryversion SET author_name = 'mallory' "
+            "WHERE document_id = %s AND version = 1",
+            [document.pk],
+        )
+        cursor.execute("SET LOCAL session_replication_role = origin")
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="1 of 1 documents"):
+        call_command("memory_verify", "--store", store.slug, stdout=io.StringIO(), stderr=errors)
+    assert "version 1: chain hash does not match" in errors.getvalue()
