@@ -13,6 +13,7 @@ pyproject.toml has not changed since the last one.
 import hashlib
 import os
 import secrets
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -94,13 +95,18 @@ def run() -> None:
         flush=True,
     )
     os.environ.setdefault("DJANGO_DEBUG", "true")
+    # One server process (no reloader), so a stop reaches the process that
+    # holds the database connection.
+    server = subprocess.Popen(
+        [str(PYTHON), "manage.py", "runserver", address, "--noreload"], cwd=ROOT
+    )
+    signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
     try:
-        subprocess.run([str(PYTHON), "manage.py", "runserver", address], cwd=ROOT, check=False)
+        server.wait()
     except KeyboardInterrupt:
-        pass
+        server.wait()  # Ctrl-C reached the server too
     finally:
-        # The reloader's children may die without exit hooks; stop the
-        # embedded server unless another process (a worker) still uses it.
+        # Stop the embedded server unless another process (a worker) uses it.
         subprocess.run([str(PYTHON), "manage.py", "dbserver", "release"], cwd=ROOT, check=False)
 
 
