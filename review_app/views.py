@@ -6,8 +6,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memory_app.models import DocState, MemoryStore, Scope
-from memory_app.permissions import has_memory_permission
+from memory_app.access import stores_readable
+from memory_app.models import DocState, Scope
 from review_app.navigation import PAGES, PAGES_BY_SLUG
 
 
@@ -15,13 +15,12 @@ from review_app.navigation import PAGES, PAGES_BY_SLUG
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """Overview: the shared workspace stores everyone can read, and the pages."""
-    if not has_memory_permission(request.user, "read_memory"):
-        stores = MemoryStore.objects.none()
-    else:
-        stores = MemoryStore.objects.filter(scope=Scope.WORKSPACE)
-    stores = stores.annotate(
-        active=Count("documents", filter=Q(documents__state=DocState.ACTIVE))
-    ).order_by("slug")
+    stores = (
+        stores_readable(request.user)
+        .filter(scope=Scope.WORKSPACE)
+        .annotate(active=Count("documents", filter=Q(documents__state=DocState.ACTIVE)))
+        .order_by("slug")
+    )
     return render(request, "review_app/home.html", {"stores": stores, "pages": PAGES})
 
 

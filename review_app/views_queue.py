@@ -2,13 +2,13 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.permissions import can_review
+from memory_app.policy import check_can_review
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
 from review_app.errors import page_errors
 from review_app.forms import BulkDecisionForm, DecisionForm
@@ -19,8 +19,8 @@ _PAST = {"approve": "approved", "reject": "rejected", "defer": "deferred"}
 
 
 def _require_reviewer(request: HttpRequest) -> None:
-    if not can_review(request.user):
-        raise PermissionDenied("The review queue is for reviewers.")
+    with page_errors(request):
+        check_can_review(request.user)
 
 
 @require_GET
