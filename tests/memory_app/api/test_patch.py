@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connections
 
-from memory_app.models import MemoryVersion
+from memory_app.models import MemoryDocument, MemoryVersion
 from tests.factories import UserFactory
 from tests.memory_app.api.conftest import remember_body
 
@@ -129,3 +129,33 @@ def test_of_eight_racing_patches_with_one_sha_exactly_one_wins(caller_for):
         thread.join()
     assert sorted(statuses) == [200] + [409] * 7
     assert MemoryVersion.objects.filter(document_id=note["id"]).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_creates_of_one_path_make_one_document_and_lose_nothing(caller_for):
+    writer = UserFactory(username="writer")
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def remember(n: int) -> None:
+        try:
+            caller = caller_for(writer)
+            barrier.wait()
+            body = caller.ok(
+                "memory_remember",
+                remember_body(path="same/path", content=f"distinct value number {n} " * 3),
+                status=None,
+            )
+            outcomes.append(body["outcome"])
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=remember, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count("created") == 1
+    assert len(outcomes) == 6
+    document = MemoryDocument.objects.get(path="same/path")
+    assert MemoryVersion.objects.filter(document=document).count() == 1 + outcomes.count("updated")
