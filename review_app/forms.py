@@ -6,7 +6,12 @@ ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
 BULK_LIMIT = 200
 
 
-class DecisionForm(forms.Form):
+class ErrorTextMixin:
+    def error_text(self) -> str:
+        return " ".join(message for messages in self.errors.values() for message in messages)
+
+
+class DecisionForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(choices=ACTIONS)
     note = forms.CharField(required=False, max_length=2000)
     content = forms.CharField(required=False, max_length=100_000, strip=False)
@@ -16,9 +21,6 @@ class DecisionForm(forms.Form):
         if data.get("action") == "reject" and not data.get("note"):
             raise forms.ValidationError("Say why when rejecting: the note is required.")
         return data
-
-    def error_text(self) -> str:
-        return " ".join(message for messages in self.errors.values() for message in messages)
 
 
 class BulkDecisionForm(DecisionForm):
@@ -36,4 +38,18 @@ class BulkDecisionForm(DecisionForm):
             raise forms.ValidationError("Not a review item id.") from None
         if not data["items"]:
             raise forms.ValidationError("Select at least one item.")
+        return data
+
+
+class CurateForm(ErrorTextMixin, forms.Form):
+    action = forms.ChoiceField(
+        choices=[(a, a) for a in ("rollback", "pin", "unpin", "tombstone", "restore")]
+    )
+    version = forms.IntegerField(required=False, min_value=1)
+    reason = forms.CharField(required=False, max_length=2000)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") == "rollback" and not data.get("version"):
+            raise forms.ValidationError("Choose the version to roll back to.")
         return data

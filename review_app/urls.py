@@ -1,6 +1,6 @@
 from django.urls import path
 
-from review_app import views, views_queue
+from review_app import views, views_documents, views_queue
 
 app_name = "review"
 
@@ -10,5 +10,11 @@ urlpatterns = [
     path("queue/count", views_queue.queue_count, name="queue-count"),
     path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
+    path("documents/<uuid:document_id>/", views_documents.document_page, name="document"),
+    path(
+        "documents/<uuid:document_id>/curate",
+        views_documents.document_curate,
+        name="document-curate",
+    ),
     path("<slug:slug>/", views.not_built, name="page"),
 ]

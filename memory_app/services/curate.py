@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from memory_app.errors import NotFound
-from memory_app.models import ChangeKind, MemoryDocument, Scope
+from memory_app.models import ChangeKind, DocState, MemoryDocument, Scope
 from memory_app.policy import check_can_curate, check_can_review
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.events import event_record
@@ -69,4 +69,35 @@ def document_rollback(
         document=locked,
         payload={"to_version": version, "new_version": locked.version, "reason": reason},
     )
+    return locked
+
+
+@transaction.atomic
+def document_state_set(
+    *, user: AbstractBaseUser, document: MemoryDocument, tombstoned: bool, reason: str = ""
+) -> MemoryDocument:
+    """Tombstone or restore a document, as a new version either way.
+
+    Permission: shared scopes need a reviewer; private ones whoever may
+    curate. Emits `memory.document.tombstoned` or `memory.document.restored`.
+    """
+    if document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM):
+        check_can_review(user)
+    check_can_curate(user, document)
+    locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
+    state = DocState.TOMBSTONED if tombstoned else DocState.ACTIVE
+    changed = head_update(
+        locked,
+        change=ChangeKind.TOMBSTONE if tombstoned else ChangeKind.RESTORE,
+        author=user,
+        fields={"state": state},
+        reason=reason,
+    )
+    if changed:
+        event_record(
+            "memory.document.tombstoned" if tombstoned else "memory.document.restored",
+            principal=user,
+            document=locked,
+            payload={"path": locked.path, "version": locked.version, "reason": reason},
+        )
     return locked

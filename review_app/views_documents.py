@@ -1,0 +1,97 @@
+"""The document page: content, history, diffs between versions, curation."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_app.access import access_document, store_ref
+from memory_app.actors import actor_for
+from memory_app.errors import NotFound
+from memory_app.models import DocState, Scope
+from memory_app.permissions import can_review
+from memory_app.policy import can_curate
+from memory_app.selectors.chain import version_chain_verify
+from memory_app.services.curate import (
+    document_always_inject_set,
+    document_rollback,
+    document_state_set,
+)
+from review_app.diffs import side_by_side
+from review_app.errors import page_errors
+from review_app.forms import CurateForm
+
+HISTORY_LIMIT = 200
+
+
+def _document(request: HttpRequest, document_id):
+    with page_errors(request):
+        return access_document(actor_for(request.user), id=document_id)
+
+
+@require_GET
+@login_required
+def document_page(request: HttpRequest, document_id) -> HttpResponse:
+    document = _document(request, document_id)
+    versions = list(document.versions.select_related("author").order_by("-version")[:HISTORY_LIMIT])
+    by_number = {v.version: v for v in versions}
+    new = _version_param(request, "new", by_number, default=document.version)
+    old = _version_param(request, "old", by_number, default=max(new.version - 1, 1))
+    shared = document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM)
+    may_curate = can_curate(request.user, document) and (not shared or can_review(request.user))
+    context = {
+        "document": document,
+        "ref": f"{store_ref(document.store, actor_for(request.user))}/{document.path}",
+        "versions": versions,
+        "old": old,
+        "new": new,
+        "diff": side_by_side(old.content, new.content),
+        "chain": version_chain_verify(document),
+        "may_curate": may_curate,
+        "tombstoned": document.state == DocState.TOMBSTONED,
+        "active_page": "browser",
+    }
+    template = "review_app/document.html#diff" if request.htmx else "review_app/document.html"
+    return render(request, template, context)
+
+
+def _version_param(request, name, by_number, default):
+    raw = request.GET.get(name)
+    try:
+        number = int(raw) if raw else default
+    except ValueError:
+        number = default
+    version = by_number.get(number) or by_number.get(default)
+    if version is None:
+        raise NotFound("No such version.")
+    return version
+
+
+@require_POST
+@login_required
+def document_curate(request: HttpRequest, document_id) -> HttpResponse:
+    """Rollback, pin/unpin, tombstone/restore: one form, one action each."""
+    document = _document(request, document_id)
+    form = CurateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form.error_text())
+        return redirect("review:document", document_id=document.pk)
+    data = form.cleaned_data
+    action, reason = data["action"], data.get("reason", "")
+    with page_errors(request):
+        if action == "rollback":
+            document_rollback(
+                user=request.user, document=document, version=data["version"], reason=reason
+            )
+        elif action in ("pin", "unpin"):
+            document_always_inject_set(user=request.user, document=document, value=action == "pin")
+        else:
+            document_state_set(
+                user=request.user,
+                document=document,
+                tombstoned=action == "tombstone",
+                reason=reason,
+            )
+        messages.success(request, f"Done: {action}.")
+    return redirect("review:document", document_id=document.pk)

@@ -1,0 +1,130 @@
+"""The document page: access matrix, escaping, history, diffs, curation."""
+
+import pytest
+
+from memory_app.actors import Actor
+from memory_app.models import MemoryDocument, MemoryEvent
+from memory_app.services.conversations import conversation_open
+from memory_app.services.remember import RememberInput, memory_remember
+
+pytestmark = pytest.mark.django_db
+
+XSS = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+
+def write(user, content: str, path: str = "notes/page") -> MemoryDocument:
+    conversation = conversation_open(user=user, external_id=f"page-{user.pk}")
+    actor = Actor(user=user, agent=user, conversation=conversation)
+    return memory_remember(
+        actor=actor, data=RememberInput(store="conversation", path=path, content=content)
+    ).document
+
+
+@pytest.fixture
+def note(owner):
+    document = write(owner, "line one\nline two")
+    write(owner, "line one\nline 2, changed")
+    document.refresh_from_db()
+    return document
+
+
+def url(document) -> str:
+    return f"/documents/{document.pk}/"
+
+
+@pytest.mark.parametrize(("who", "status"), [("owner", 200), ("outsider", 404), ("reviewer", 404)])
+def test_a_private_document_is_404_for_everyone_else(
+    client, owner, outsider, reviewer, note, who, status
+):
+    client.force_login({"owner": owner, "outsider": outsider, "reviewer": reviewer}[who])
+    assert client.get(url(note)).status_code == status
+
+
+def test_shared_documents_are_readable_by_everyone_but_curated_by_reviewers(
+    client, owner, reviewer
+):
+    convention = MemoryDocument.objects.get(path="verification-policy")
+    client.force_login(owner)
+    page = client.get(url(convention)).content.decode()
+    assert "Verification policy" in page and "Roll back" not in page and "Tombstone" not in page
+    response = client.post(f"{url(convention)}curate", {"action": "tombstone"})
+    assert response.status_code == 403
+    client.force_login(reviewer)
+    assert "Tombstone" in client.get(url(convention)).content.decode()
+
+
+def test_content_is_shown_as_text(client, owner):
+    document = write(owner, f"careful {XSS}")
+    client.force_login(owner)
+    html = client.get(url(document)).content.decode()
+    assert XSS not in html and "&lt;script&gt;alert(2)&lt;/script&gt;" in html
+
+
+def test_history_and_the_diff_of_the_last_change(client, owner, note):
+    client.force_login(owner)
+    html = client.get(url(note)).content.decode()
+    assert "history intact (2 versions)" in html
+    assert "Version 1 → 2" in html
+    assert '<tr class="changed"><td>line two</td><td>line 2, changed</td></tr>' in html
+
+
+def test_any_two_versions_can_be_compared_and_htmx_gets_the_diff_only(client, owner, note):
+    client.force_login(owner)
+    html = client.get(f"{url(note)}?old=2&new=1", HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in html and "Version 2 → 1" in html
+
+
+def test_garbage_version_parameters_fall_back_to_the_latest_change(client, owner, note):
+    client.force_login(owner)
+    assert client.get(f"{url(note)}?old=abc&new=999").status_code == 200
+
+
+def test_rollback_from_the_page_adds_a_version(client, owner, note):
+    client.force_login(owner)
+    response = client.post(f"{url(note)}curate", {"action": "rollback", "version": 1})
+    assert response.status_code == 302
+    note.refresh_from_db()
+    assert (note.version, note.content) == (3, "line one\nline two")
+
+
+def test_tombstone_and_restore_are_versions_and_events(client, owner, note):
+    client.force_login(owner)
+    client.post(f"{url(note)}curate", {"action": "tombstone", "reason": "stale"})
+    note.refresh_from_db()
+    assert note.state == "tombstoned"
+    client.post(f"{url(note)}curate", {"action": "restore"})
+    note.refresh_from_db()
+    assert note.state == "active" and note.version == 4
+    assert MemoryEvent.objects.filter(type="memory.document.restored").exists()
+
+
+def test_pinning_a_private_document(client, owner, note):
+    client.force_login(owner)
+    client.post(f"{url(note)}curate", {"action": "pin"})
+    note.refresh_from_db()
+    assert note.always_inject is True
+
+
+def test_a_bad_curate_form_is_a_message_not_an_error(client, owner, note):
+    client.force_login(owner)
+    response = client.post(f"{url(note)}curate", {"action": "rollback"}, follow=True)
+    assert response.status_code == 200
+    assert "Choose the version" in response.content.decode()
+
+
+def test_a_rollback_to_a_missing_version_is_404(client, owner, note):
+    client.force_login(owner)
+    assert (
+        client.post(f"{url(note)}curate", {"action": "rollback", "version": 99}).status_code == 404
+    )
+
+
+def test_the_page_is_bounded_in_queries(client, owner, django_assert_max_num_queries):
+    document = write(owner, "v0", path="many")
+    for n in range(1, 50):
+        write(owner, f"v{n}", path="many")
+    client.force_login(owner)
+    with django_assert_max_num_queries(12):
+        response = client.get(url(document))
+    assert response.status_code == 200
+    assert "history intact (50 versions)" in response.content.decode()
