@@ -2,7 +2,7 @@
 """The project's commands, needing nothing but Python 3.12+ and pip.
 
     python3 tasks.py run     install, migrate, seed, create a login, serve
-    python3 tasks.py test    install test needs and run the whole suite
+    python3 tasks.py test    install test needs (and Debian's chromium) and run the whole suite
     python3 tasks.py lint    ruff check and format check
     python3 tasks.py stop    stop the embedded PostgreSQL
 
@@ -13,6 +13,7 @@ pyproject.toml has not changed since the last one.
 import hashlib
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,8 +111,23 @@ def run() -> None:
         subprocess.run([str(PYTHON), "manage.py", "dbserver", "release"], cwd=ROOT, check=False)
 
 
+def ensure_chromium() -> None:
+    """The browser tests drive the system's Chromium; install Debian's if missing."""
+    if shutil.which("chromium"):
+        return
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        sh("apt-get", "update", "-qq")
+        sh("apt-get", "install", "-y", "-qq", "chromium")
+        return
+    sys.exit(
+        "The browser tests need Chromium: install your system's `chromium` package "
+        "(on Debian: apt-get install -y chromium) and run this again."
+    )
+
+
 def test(*pytest_args: str) -> None:
     install("test")
+    ensure_chromium()
     sh(PYTHON, "-m", "pytest", *pytest_args)
 
 
