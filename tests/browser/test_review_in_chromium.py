@@ -1,5 +1,6 @@
 """The review pages in a real browser: decisions, keyboard, escaping, screenshots."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,14 @@ from tests.review_app.test_queue import XSS, propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+@pytest.fixture
+def screenshots(tmp_path) -> Path:
+    """Where screenshots go: a temporary folder, or MEMORY_SCREENSHOT_DIR
+    (docs/screenshots to refresh the committed ones)."""
+    folder = Path(os.environ.get("MEMORY_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture
@@ -75,7 +83,7 @@ def test_bulk_approve(login, live_server, people):
     assert MemoryDocument.objects.filter(store__slug="workspace_runbooks").count() == 3
 
 
-def test_hostile_content_is_text_and_opens_no_dialog(login, live_server, people):
+def test_hostile_content_is_text_and_opens_no_dialog(login, live_server, people, screenshots):
     propose(people["agent"], 0, content=f"Note {XSS}")
     page = login("rita", PASSWORD)
     dialogs = []
@@ -83,8 +91,8 @@ def test_hostile_content_is_text_and_opens_no_dialog(login, live_server, people)
     page.goto(f"{live_server.url}/queue/")
     page.wait_for_selector("text=<script>alert(2)</script>")
     assert dialogs == []
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "queue.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "queue.png"), full_page=True)
+    assert (screenshots / "queue.png").stat().st_size > 10_000
 
 
 def test_a_non_reviewer_gets_no_review_actions(login, live_server, people):
@@ -95,7 +103,7 @@ def test_a_non_reviewer_gets_no_review_actions(login, live_server, people):
     assert page.locator("[data-approve]").count() == 0
 
 
-def test_rollback_and_pin_on_the_document_page(login, live_server, people):
+def test_rollback_and_pin_on_the_document_page(login, live_server, people, screenshots):
     from memory_app.actors import Actor
     from memory_app.services.conversations import conversation_open
     from memory_app.services.remember import RememberInput, memory_remember
@@ -116,6 +124,6 @@ def test_rollback_and_pin_on_the_document_page(login, live_server, people):
     page.wait_for_selector("text=pinned (always injected)")
     page.click("button:has-text('Roll back to v1')")
     page.wait_for_selector("pre.content:has-text('first take')")
-    page.screenshot(path=str(SCREENSHOTS / "document.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "document.png"), full_page=True)
     document = MemoryDocument.objects.get(pk=result.document.pk)
     assert (document.version, document.content, document.always_inject) == (3, "first take", True)
