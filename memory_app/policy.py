@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_app.access import systems_manageable
@@ -79,6 +80,27 @@ def can_curate(user, document: MemoryDocument) -> bool:
     if store.scope == Scope.SYSTEM:
         return systems_manageable(user).filter(pk=store.system_id).exists()
     return False
+
+
+def curatable_stores_q(user, prefix: str = "") -> Q:
+    """`can_curate` as a filter over stores (or rows related to a store)."""
+    if not user.is_authenticated or is_service_account(user):
+        return Q(pk__in=[])
+    if not has_memory_permission(user, "manage_memory"):
+        return Q(pk__in=[])
+    if can_review(user):
+        return Q()
+    p = prefix
+    return (
+        Q(**{f"{p}scope": Scope.USER, f"{p}owner": user})
+        | Q(
+            **{
+                f"{p}scope": Scope.CONVERSATION,
+                f"{p}conversation__participants": user,
+            }
+        )
+        | Q(**{f"{p}scope": Scope.SYSTEM, f"{p}system__in": systems_manageable(user)})
+    )
 
 
 def check_can_curate(user, document: MemoryDocument) -> None:

@@ -53,3 +53,8 @@ class CurateForm(ErrorTextMixin, forms.Form):
         if data.get("action") == "rollback" and not data.get("version"):
             raise forms.ValidationError("Choose the version to roll back to.")
         return data
+
+
+class DeletionForm(ErrorTextMixin, forms.Form):
+    action = forms.ChoiceField(choices=[("confirm", "confirm"), ("decline", "decline")])
+    note = forms.CharField(required=False, max_length=2000)

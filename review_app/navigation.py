@@ -30,6 +30,12 @@ PAGES = (
         "Pending promotion proposals: diff, findings, approve or reject.",
         built=True,
     ),
+    Page(
+        "deletions",
+        "Deletions",
+        "Deletion requests from agents, for you to confirm or decline.",
+        built=True,
+    ),
     Page("browser", "Memory browser", "Stores and documents, filters, search, version history."),
     Page("systems", "Systems", "The memory card of each system you can read."),
     Page("mine", "My memories", "Your private memories and the preferences agents saved."),

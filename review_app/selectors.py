@@ -59,3 +59,15 @@ def pending_promotions():
 
 def pending_count() -> int:
     return DreamReviewItem.objects.filter(action="promote", status=ReviewStatus.PENDING).count()
+
+
+def deletion_requests_for(user):
+    """Open deletion requests this person may decide, oldest first."""
+    from memory_app.policy import curatable_stores_q
+
+    return (
+        review_items(action="tombstone", status=ReviewStatus.PENDING)
+        .filter(curatable_stores_q(user, prefix="target_store__"))
+        .select_related("source_document")
+        .distinct()
+    )
