@@ -108,6 +108,21 @@ def check_can_curate(user, document: MemoryDocument) -> None:
         raise PermissionDenied("You may not change this document.")
 
 
+def can_govern(user, document: MemoryDocument) -> bool:
+    """May this person pin, tombstone or restore the document?
+
+    As `can_curate`, but in shared scopes (workspace, system) only a reviewer
+    may: a pin or a removal there changes every agent's context.
+    """
+    shared = document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM)
+    return can_curate(user, document) and (not shared or can_review(user))
+
+
+def check_can_govern(user, document: MemoryDocument) -> None:
+    if not can_govern(user, document):
+        raise PermissionDenied("Pins and removals in shared memory need a reviewer.")
+
+
 def check_can_review(user) -> None:
     """Deciding promotions needs "review promotions", and a person."""
     if not can_review(user) or is_service_account(user):

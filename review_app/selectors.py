@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
+from memory_app.policy import curatable_stores_q
 from memory_app.selectors.review import review_items
 from review_app.diffs import DiffRow, side_by_side
 
@@ -63,8 +64,6 @@ def pending_count() -> int:
 
 def deletion_requests_for(user):
     """Open deletion requests this person may decide, oldest first."""
-    from memory_app.policy import curatable_stores_q
-
     return (
         review_items(action="tombstone", status=ReviewStatus.PENDING)
         .filter(curatable_stores_q(user, prefix="target_store__"))

@@ -9,9 +9,8 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
 from memory_app.errors import NotFound
-from memory_app.models import DocState, Scope
-from memory_app.permissions import can_review
-from memory_app.policy import can_curate
+from memory_app.models import DocState
+from memory_app.policy import can_curate, can_govern
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.curate import (
     document_always_inject_set,
@@ -38,8 +37,6 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
     by_number = {v.version: v for v in versions}
     new = _version_param(request, "new", by_number, default=document.version)
     old = _version_param(request, "old", by_number, default=max(new.version - 1, 1))
-    shared = document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM)
-    may_curate = can_curate(request.user, document) and (not shared or can_review(request.user))
     context = {
         "document": document,
         "ref": f"{store_ref(document.store, actor_for(request.user))}/{document.path}",
@@ -48,7 +45,8 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
         "new": new,
         "diff": side_by_side(old.content, new.content),
         "chain": version_chain_verify(document),
-        "may_curate": may_curate,
+        "may_roll_back": can_curate(request.user, document),
+        "may_govern": can_govern(request.user, document),
         "tombstoned": document.state == DocState.TOMBSTONED,
         "active_page": "browser",
     }

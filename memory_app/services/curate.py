@@ -4,8 +4,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from memory_app.errors import NotFound
-from memory_app.models import ChangeKind, DocState, MemoryDocument, Scope
-from memory_app.policy import check_can_curate, check_can_review
+from memory_app.models import ChangeKind, DocState, MemoryDocument
+from memory_app.policy import check_can_curate, check_can_govern
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.events import event_record
 
@@ -21,9 +21,7 @@ def document_always_inject_set(
     Permission: pins in shared scopes (workspace, system) need a reviewer;
     in private stores whoever may curate the document.
     """
-    if document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM):
-        check_can_review(user)
-    check_can_curate(user, document)
+    check_can_govern(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
     previous = locked.always_inject
     if previous != value:
@@ -81,9 +79,7 @@ def document_state_set(
     Permission: shared scopes need a reviewer; private ones whoever may
     curate. Emits `memory.document.tombstoned` or `memory.document.restored`.
     """
-    if document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM):
-        check_can_review(user)
-    check_can_curate(user, document)
+    check_can_govern(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
     state = DocState.TOMBSTONED if tombstoned else DocState.ACTIVE
     changed = head_update(

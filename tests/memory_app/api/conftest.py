@@ -4,6 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from memory_app.services.principals import api_key_issue, system_grant_set
+from memory_app.services.stores import store_workspace_ensure
 from tests.factories import UserFactory
 
 
@@ -66,6 +67,12 @@ def payments(db):
     system_grant_set(system_slug="payments", team="payments-readers", level="read")
     system_grant_set(system_slug="payments", team="payments-owners", level="manage")
     return "system:payments"
+
+
+@pytest.fixture
+def runbooks(db):
+    """The seeded workspace_runbooks store, where reviewed runbooks live."""
+    return store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
 
 
 def remember_body(**overrides) -> dict:

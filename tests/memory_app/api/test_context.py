@@ -3,7 +3,6 @@
 import pytest
 
 from memory_app.models import ContextTrace, MemoryDocument, MemoryEvent, MemoryUsage, Trust
-from memory_app.services.stores import store_workspace_ensure
 from memory_app.tokens import count_tokens
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
@@ -15,11 +14,6 @@ KAFKA = (
     "session.timeout.ms and scale consumers to the partition count. "
 )
 MESSAGE = "orders consumers are lagging behind on kafka in prod, what should I check?"
-
-
-@pytest.fixture
-def runbooks(db):
-    return store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 import pytest
 
 from memory_app.models import DocState, MemoryDocument, Trust
-from memory_app.services.stores import store_workspace_ensure
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -15,11 +14,6 @@ KAFKA = (
 )
 REDIS = "Redis cache evictions spike when maxmemory is reached; raise the limit or shorten TTLs."
 DNS = "DNS lookups time out intermittently on nodes; switch pods to the node-local DNS cache."
-
-
-@pytest.fixture
-def runbooks(db):
-    return store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
 
 
 def _paths(body):
