@@ -1,7 +1,10 @@
 """Shared set-up for benchmarks: Django on a throwaway database, timing helpers.
 
 Without DATABASE_URL each benchmark runs on its own embedded PostgreSQL in
-a temporary folder (deleted afterwards), never on the development data.
+a temporary folder (deleted afterwards), never on the development data. A
+benchmark that takes long to load may offer `--data-dir` instead: the data
+then stays there (server stopped, files kept) so a later run measures on it
+without loading again.
 """
 
 import os
@@ -15,16 +18,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup_django() -> None:
+def setup_django(data_dir: Path | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     if not os.environ.get("DATABASE_URL"):
-        os.environ["MEMORY_DATA_DIR"] = tempfile.mkdtemp(prefix="memory-bench-")
+        folder = data_dir or Path(tempfile.mkdtemp(prefix="memory-bench-"))
+        os.environ["MEMORY_DATA_DIR"] = str(folder.resolve())
     import django
     from django.conf import settings
 
     django.setup()
-    if "EMBEDDED_DATA_DIR" in settings.DATABASES["default"]:
+    if "EMBEDDED_DATA_DIR" in settings.DATABASES["default"] and data_dir is None:
         settings.DATABASES["default"]["EMBEDDED_CLEANUP"] = "delete"
     from django.core.management import call_command
 
