@@ -161,7 +161,7 @@ def main() -> None:
 
     rng = random.Random(11)
     agent, actor, plan = build_world(args.documents, rng)
-    present = MemoryDocument.objects.count()
+    present = MemoryDocument.objects.filter(created_by=agent).count()
     if present >= args.documents:
         print(f"reusing {present} documents already loaded")
     elif present:
