@@ -2,6 +2,8 @@ import uuid
 
 from django import forms
 
+from memory_app.models import DocState, DocType, Scope, Trust
+
 ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
 BULK_LIMIT = 200
 
@@ -58,3 +60,25 @@ class CurateForm(ErrorTextMixin, forms.Form):
 class DeletionForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(choices=[("confirm", "confirm"), ("decline", "decline")])
     note = forms.CharField(required=False, max_length=2000)
+
+
+def _blank_first(choices) -> list[tuple[str, str]]:
+    return [("", "any"), *choices]
+
+
+class BrowserFilterForm(ErrorTextMixin, forms.Form):
+    """The memory browser's filters, all optional; read from the query string."""
+
+    q = forms.CharField(required=False, max_length=500, label="Search")
+    scope = forms.ChoiceField(required=False, choices=_blank_first(Scope.choices))
+    store = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    prefix = forms.CharField(required=False, max_length=200, label="Path prefix")
+    trust = forms.ChoiceField(required=False, choices=_blank_first(Trust.choices))
+    state = forms.ChoiceField(required=False, choices=_blank_first(DocState.choices))
+    doc_type = forms.ChoiceField(
+        required=False, choices=_blank_first(DocType.choices), label="Type"
+    )
+    tag = forms.CharField(required=False, max_length=64)
+
+    def clean_prefix(self) -> str:
+        return self.cleaned_data["prefix"].strip().lstrip("/")

@@ -36,7 +36,12 @@ PAGES = (
         "Deletion requests from agents, for you to confirm or decline.",
         built=True,
     ),
-    Page("browser", "Memory browser", "Stores and documents, filters, search, version history."),
+    Page(
+        "browser",
+        "Memory browser",
+        "Stores and documents, filters, search, version history.",
+        built=True,
+    ),
     Page("systems", "Systems", "The memory card of each system you can read."),
     Page("mine", "My memories", "Your private memories and the preferences agents saved."),
     Page("dreams", "Dream jobs", "Background consolidation, compaction and expiry runs."),

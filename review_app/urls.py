@@ -1,6 +1,6 @@
 from django.urls import path
 
-from review_app import views, views_deletions, views_documents, views_queue
+from review_app import views, views_browser, views_deletions, views_documents, views_queue
 
 app_name = "review"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     path("queue/count", views_queue.queue_count, name="queue-count"),
     path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
+    path("browser/", views_browser.browser, name="browser"),
     path("deletions/", views_deletions.deletions, name="deletions"),
     path(
         "deletions/<uuid:item_id>/decide",

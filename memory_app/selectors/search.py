@@ -153,10 +153,18 @@ def searchable_documents(
     return documents
 
 
-def _set_vector_search_options() -> None:
+def set_vector_search_options() -> None:
+    """Let filtered HNSW scans keep going until they find k rows (pgvector ≥ 0.8).
+
+    Lasts until the end of the caller's transaction.
+    """
+    # set_config(..., true) is SET LOCAL; both in one round trip.
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [HNSW_EF_SEARCH])
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+            "set_config('hnsw.ef_search', %s, true)",
+            [str(HNSW_EF_SEARCH)],
+        )
 
 
 def text_query(query_text: str) -> SearchQuery:
@@ -257,7 +265,7 @@ def hybrid_candidates(
         vector = (query_vector if query_vector is not None else embed_text(query_text)).tolist()
         # SET LOCAL lasts until the end of the transaction: give it one.
         with transaction.atomic():
-            _set_vector_search_options()
+            set_vector_search_options()
             vector_ids = _vector_candidates(documents, vector, k)
     ids = list(dict.fromkeys([*text_ids, *vector_ids]))
     if not ids:

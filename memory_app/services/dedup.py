@@ -11,10 +11,10 @@ two runbooks sharing boilerplate share tokens but not meaning.
 import re
 
 import numpy as np
-from django.db import connection
 from pgvector.django import CosineDistance
 
 from memory_app.models import DocState, MemoryDocument, MemoryStore
+from memory_app.selectors.search import set_vector_search_options
 
 COSINE_MIN = 0.92
 TOKEN_OVERLAP_MIN = 0.7
@@ -31,12 +31,6 @@ def token_overlap(a: str, b: str) -> float:
     return len(left & right) / len(left | right)
 
 
-def enable_iterative_scan() -> None:
-    """Let filtered HNSW scans keep going until they find k rows (pgvector ≥ 0.8)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-
-
 def near_duplicate(
     store: MemoryStore, *, content: str, embedding: np.ndarray | None
 ) -> MemoryDocument | None:
@@ -47,7 +41,7 @@ def near_duplicate(
     """
     if embedding is None:
         return None
-    enable_iterative_scan()
+    set_vector_search_options()
     candidates = (
         MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", embedding.tolist()))
