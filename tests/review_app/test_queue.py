@@ -1,12 +1,16 @@
 """The review queue page: access, content, decisions, escaping, query counts."""
 
+import random
+
 import pytest
 
+from benchmarks.loading import bulk_load, bulk_pending_promotions
 from memory_app.actors import Actor
-from memory_app.models import DreamReviewItem, MemoryDocument
+from memory_app.models import DreamReviewItem, MemoryDocument, Trust
 from memory_app.services.conversations import conversation_open
 from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
+from memory_app.services.stores import store_workspace_ensure
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -174,3 +178,20 @@ def test_the_queue_page_is_bounded_in_queries(
     with django_assert_max_num_queries(12):
         response = client.get("/queue/")
     assert response.content.decode().count('data-row id="item-') == 25
+
+
+def test_the_queue_stays_bounded_with_500_pending(
+    client, reviewer, agent, django_assert_max_num_queries
+):
+    conversation = conversation_open(user=agent, external_id="busy").store
+    bulk_load([(conversation, Trust.AGENT_DRAFT)] * 500, agent, random.Random(3), embed=False)
+    drafts = list(MemoryDocument.objects.filter(store=conversation))
+    bulk_pending_promotions(
+        drafts, store_workspace_ensure(slug="workspace_runbooks", name="R"), agent
+    )
+    client.force_login(reviewer)
+    for url in ("/queue/", "/queue/?page=20", "/queue/count"):
+        with django_assert_max_num_queries(12):
+            response = client.get(url)
+        assert response.status_code == 200
+    assert "Page 20 of 20" in client.get("/queue/?page=20").content.decode()
