@@ -233,6 +233,26 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 540, minimum=1)
+# Redis redelivers an unacknowledged message after this long; it must exceed
+# the longest task, or a slow task would run twice at once.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+}
+CELERY_BEAT_SCHEDULE = {
+    f"dream-{kind}": {"task": "memory_app.tasks.start_dream", "schedule": every, "args": [kind]}
+    for kind, every in [
+        ("embed", 300.0),
+        ("expire", 900.0),
+        ("rotate", 3600.0),
+        ("consolidate", 3600.0),
+        ("contradictions", 3600.0),
+        ("compact", 6 * 3600.0),
+        ("rescan", 24 * 3600.0),
+        ("canary", 6 * 3600.0),
+    ]
+} | {"requeue-stale-dreams": {"task": "memory_app.tasks.requeue_stale_dreams", "schedule": 300.0}}
+CELERY_BEAT_SCHEDULE_FILENAME = str(MEMORY_DATA_DIR / "celerybeat-schedule")
+MEMORY_DREAM_RETRY_SECONDS = env_int("MEMORY_DREAM_RETRY_SECONDS", 10, minimum=0)
 
 # A request body larger than this is refused with 413 before it is parsed.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORY_MAX_BODY_BYTES", 1_048_576, minimum=1024)
@@ -246,3 +266,13 @@ MEMORY_MAX_CONTENT_CHARS = env_int("MEMORY_MAX_CONTENT_CHARS", 20000, minimum=1)
 MEMORY_RATE_LIMIT_PER_MINUTE = env_int("MEMORY_RATE_LIMIT_PER_MINUTE", 120, minimum=1)
 MEMORY_CONVERSATION_CAPACITY = env_int("MEMORY_CONVERSATION_CAPACITY", 100, minimum=1)
 MEMORY_EMBEDDING_THREADS = env_int("MEMORY_EMBEDDING_THREADS", 1, minimum=1)
+MEMORY_CONSOLIDATE_TARGET = env_str("MEMORY_CONSOLIDATE_TARGET", "workspace_runbooks")
+MEMORY_CANARY_QUERIES = env_list(
+    "MEMORY_CANARY_QUERIES",
+    [
+        "how do we roll back a bad deploy",
+        "who owns this service and how do I page them",
+        "database connection pool exhausted",
+        "verification before a production change",
+    ],
+)

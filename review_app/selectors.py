@@ -7,6 +7,7 @@ from django.db.models import Count, Q
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
 from memory_app.policy import curatable_stores_q
 from memory_app.selectors.review import review_items
+from memory_app.services.promote import DECIDED_HERE
 from review_app.diffs import DiffRow, side_by_side
 
 
@@ -53,13 +54,15 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
 
 
 def pending_promotions():
-    return review_items(action="promote", status=ReviewStatus.PENDING).select_related(
+    return review_items(action=DECIDED_HERE, status=ReviewStatus.PENDING).select_related(
         "source_document__store__conversation"
     )
 
 
 def pending_count() -> int:
-    return DreamReviewItem.objects.filter(action="promote", status=ReviewStatus.PENDING).count()
+    return DreamReviewItem.objects.filter(
+        action__in=DECIDED_HERE, status=ReviewStatus.PENDING
+    ).count()
 
 
 def deletion_requests_for(user):

@@ -5,7 +5,9 @@ from django.db.models import QuerySet
 from memory_app.models import DreamReviewItem
 
 
-def review_items(*, status: str | None = None, action: str | None = None) -> QuerySet:
+def review_items(
+    *, status: str | None = None, action: str | tuple[str, ...] | None = None
+) -> QuerySet:
     """Review items, oldest first, with what a listing shows joined in.
 
     Callers check the review right first: items carry draft content from
@@ -16,6 +18,8 @@ def review_items(*, status: str | None = None, action: str | None = None) -> Que
     ).order_by("created_at", "id")
     if status:
         items = items.filter(status=status)
-    if action:
+    if isinstance(action, tuple):
+        items = items.filter(action__in=action)
+    elif action:
         items = items.filter(action=action)
     return items

@@ -2,7 +2,6 @@
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from memory_app.actors import Actor
 from memory_app.errors import NotFound
@@ -11,7 +10,6 @@ from memory_app.models import (
     DocState,
     DreamKind,
     DreamReviewItem,
-    JobStatus,
     MemoryDocument,
     ReviewAction,
     ReviewStatus,
@@ -19,7 +17,7 @@ from memory_app.models import (
 from memory_app.policy import check_can_curate, check_can_write, check_document_writable
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
-from memory_app.services.review_items import OPEN, review_item_open
+from memory_app.services.review_items import OPEN, review_item_close, review_item_open
 
 
 def memory_delete_request(
@@ -77,7 +75,6 @@ def deletion_decide(
         .get(pk=item.source_document_id)
     )
     check_can_curate(user, document)
-    now = timezone.now()
     if confirm and document.state != DocState.TOMBSTONED:
         head_update(
             document,
@@ -87,12 +84,8 @@ def deletion_decide(
             reason=note or item.rationale,
         )
         item.result_version = document.versions.get(version=document.version)
-    item.status = ReviewStatus.APPROVED if confirm else ReviewStatus.REJECTED
-    item.decided_by, item.decided_at, item.decision_note = user, now, note
-    item.save()
-    item.job.status = JobStatus.SUCCEEDED if confirm else JobStatus.REJECTED
-    item.job.progress_done, item.job.finished_at = 1, now
-    item.job.save()
+    status = ReviewStatus.APPROVED if confirm else ReviewStatus.REJECTED
+    review_item_close(item, user=user, status=status, note=note)
     event_record(
         "memory.document.tombstoned" if confirm else "memory.deletion.declined",
         principal=user,

@@ -15,6 +15,11 @@ def _stale() -> Q:
     return Q(embedding__isnull=True) | ~Q(embedding_model=get_backend().model_id)
 
 
+def stale_embeddings():
+    """Documents whose embedding is missing or from another model."""
+    return MemoryDocument.objects.filter(_stale())
+
+
 def document_embed(*, document_id) -> bool:
     """Embed one document if it still exists and needs it; True if written.
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memory_app.access import access_store
@@ -23,7 +22,6 @@ from memory_app.models import (
     DocState,
     DreamKind,
     DreamReviewItem,
-    JobStatus,
     MemoryDocument,
     MemoryStore,
     ReviewAction,
@@ -41,9 +39,12 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
-from memory_app.services.review_items import OPEN, review_item_open
+from memory_app.services.review_items import OPEN, review_item_close, review_item_open
 
 RELATED_LIMIT = 3
+# Everything that lands content at a target path: an agent's promotion, a
+# dream's merge of near-duplicates, a contradiction superseding a document.
+DECIDED_HERE = (ReviewAction.PROMOTE, ReviewAction.MERGE, ReviewAction.SUPERSEDE)
 
 
 @dataclass(frozen=True)
@@ -139,22 +140,14 @@ def _similar_in(store: MemoryStore, document: MemoryDocument) -> list[MemoryDocu
     )
 
 
-def _open_item(item_id, action: str, *, lock: bool = True) -> DreamReviewItem:
+def _open_item(item_id, *, lock: bool = True) -> DreamReviewItem:
     items = DreamReviewItem.objects.select_related("job", "target_store", "source_version")
     if lock:
         items = items.select_for_update(of=("self",))
-    item = items.filter(pk=item_id, action=action, status__in=OPEN).first()
+    item = items.filter(pk=item_id, action__in=DECIDED_HERE, status__in=OPEN).first()
     if item is None:
         raise NotFound("No open review item with that id.")
     return item
-
-
-def _close(item: DreamReviewItem, *, user, status: str, note: str, job_status: str) -> None:
-    now = timezone.now()
-    item.status, item.decided_by, item.decided_at, item.decision_note = status, user, now, note
-    item.save()
-    item.job.status, item.job.progress_done, item.job.finished_at = job_status, 1, now
-    item.job.save()
 
 
 def promotion_approve(
@@ -172,7 +165,7 @@ def promotion_approve(
     `memory.promotion.approved`.
     """
     check_can_review(user)
-    item = _open_item(item_id, ReviewAction.PROMOTE, lock=False)
+    item = _open_item(item_id, lock=False)
     final = item.proposed_content if content is None else content
     check_sizes(content=final)
     store = item.target_store
@@ -191,7 +184,7 @@ def promotion_approve(
     version_kwargs = {"reason": note or item.rationale, **scan_record(findings)}
     with transaction.atomic():
         # Decided by someone else meanwhile: NotFound. Proposals never change.
-        item = _open_item(item_id, ReviewAction.PROMOTE)
+        item = _open_item(item_id)
         target = _apply(item, user, fields, embedding, version_kwargs, note)
     event_record(
         "memory.promotion.approved",
@@ -235,15 +228,27 @@ def _apply(item, user, fields, embedding, version_kwargs, note: str) -> MemoryDo
             embedding=embedding,
             **version_kwargs,
         )
+    if item.action == ReviewAction.MERGE:
+        _supersede_merged(item, target, user)
     item.result_version = target.versions.get(version=target.version)
-    _close(
-        item,
-        user=user,
-        status=ReviewStatus.APPROVED,
-        note=note,
-        job_status=JobStatus.SUCCEEDED,
-    )
+    review_item_close(item, user=user, status=ReviewStatus.APPROVED, note=note)
     return target
+
+
+def _supersede_merged(item: DreamReviewItem, target: MemoryDocument, user) -> None:
+    """The cluster's other documents step aside for the merged one, history kept."""
+    for source in (
+        item.related_documents.select_for_update()
+        .exclude(pk=target.pk)
+        .filter(state=DocState.ACTIVE)
+    ):
+        head_update(
+            source,
+            change=ChangeKind.SUPERSEDE,
+            author=user,
+            fields={"state": DocState.SUPERSEDED},
+            reason=f"Merged into {target.path}.",
+        )
 
 
 @transaction.atomic
@@ -253,7 +258,7 @@ def promotion_defer(*, user: AbstractBaseUser, item_id, note: str = "") -> Dream
     Permission: "review promotions", humans only.
     """
     check_can_review(user)
-    item = _open_item(item_id, ReviewAction.PROMOTE)
+    item = _open_item(item_id)
     item.status, item.decision_note = ReviewStatus.DEFERRED, note
     item.save(update_fields=["status", "decision_note"])
     return item
@@ -267,8 +272,8 @@ def promotion_reject(*, user: AbstractBaseUser, item_id, note: str) -> DreamRevi
     `memory.promotion.rejected`.
     """
     check_can_review(user)
-    item = _open_item(item_id, ReviewAction.PROMOTE)
-    _close(item, user=user, status=ReviewStatus.REJECTED, note=note, job_status=JobStatus.REJECTED)
+    item = _open_item(item_id)
+    review_item_close(item, user=user, status=ReviewStatus.REJECTED, note=note)
     event_record(
         "memory.promotion.rejected",
         principal=user,
