@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The project's commands, needing nothing but Python 3.12+ and pip.
 
-    python3 tasks.py run     install, migrate, seed, create a login, serve
+    python3 tasks.py run     install, migrate, seed, create a login, serve, and run a
+                             Celery worker with the dream schedule (MEMORY_WORKER=false: no worker)
     python3 tasks.py test    install test needs (and Debian's chromium) and run the whole suite
     python3 tasks.py lint    ruff check and format check
     python3 tasks.py stop    stop the embedded PostgreSQL
@@ -23,10 +24,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("VENV", ROOT / ".venv"))
 PYTHON = VENV / "bin" / "python"
 DATA_DIR = Path(os.environ.get("MEMORY_DATA_DIR", ROOT / "var"))
-
-
-def require_python() -> None:
-    pass
+WORKER_ARGS = ("-A", "config", "worker", "--beat", "--pool", "solo", "--loglevel", "warning")
 
 
 def sh(*args: str | Path, **kwargs) -> None:
@@ -37,7 +35,6 @@ def sh(*args: str | Path, **kwargs) -> None:
 
 def install(extra: str = "") -> None:
     """Create the venv and install the project (with an extra) when needed."""
-    require_python()
     if not PYTHON.exists():
         sh(sys.executable, "-m", "venv", VENV)
     target = f".[{extra}]" if extra else "."
@@ -101,13 +98,27 @@ def run() -> None:
     server = subprocess.Popen(
         [str(PYTHON), "manage.py", "runserver", address, "--noreload"], cwd=ROOT
     )
-    signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
+    children = [server]
+    if os.environ.get("MEMORY_WORKER", "true").lower() not in ("0", "false", "no", "off"):
+        # A worker with beat inside: embeddings and dream jobs on schedule,
+        # over the filesystem broker unless CELERY_BROKER_URL names one.
+        children.append(subprocess.Popen([str(PYTHON), "-m", "celery", *WORKER_ARGS], cwd=ROOT))
+
+    def stop_children(*_args) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+
+    signal.signal(signal.SIGTERM, stop_children)
     try:
         server.wait()
     except KeyboardInterrupt:
         server.wait()  # Ctrl-C reached the server too
     finally:
-        # Stop the embedded server unless another process (a worker) uses it.
+        stop_children()
+        for child in children:
+            child.wait()
+        # Stop the embedded server unless another process still uses it.
         subprocess.run([str(PYTHON), "manage.py", "dbserver", "release"], cwd=ROOT, check=False)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.brokers import filesystem_broker
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -238,6 +240,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 540, minimu
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
 }
+if not CELERY_BROKER_URL:
+    _broker = filesystem_broker(MEMORY_DATA_DIR)
+    CELERY_BROKER_URL = _broker["broker_url"]
+    CELERY_BROKER_TRANSPORT_OPTIONS = _broker["broker_transport_options"]
 CELERY_BEAT_SCHEDULE = {
     f"dream-{kind}": {"task": "memory_app.tasks.start_dream", "schedule": every, "args": [kind]}
     for kind, every in [

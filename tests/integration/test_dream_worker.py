@@ -6,7 +6,7 @@ import time
 import pytest
 import redis
 
-from config.celery import filesystem_broker
+from config.brokers import filesystem_broker
 from memory_app.dreams.runner import dream_start
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument
 from memory_app.services.conversations import conversation_open
