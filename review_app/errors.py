@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest
 
 from memory_app.errors import ApplicationError, NotFound, PermissionDenied
+from memory_app.policy import check_can_review
 
 
 @contextmanager
@@ -24,3 +25,9 @@ def page_errors(request: HttpRequest) -> Iterator[None]:
         raise Http404(error.detail) from error
     except ApplicationError as error:
         messages.error(request, error.detail)
+
+
+def require_reviewer(request: HttpRequest) -> None:
+    """403 unless the person may review promotions (humans only)."""
+    with page_errors(request):
+        check_can_review(request.user)

@@ -2,6 +2,7 @@ import uuid
 
 from django import forms
 
+from memory_app.dreams.kinds import KINDS
 from memory_app.models import DocState, DocType, Scope, Trust
 
 ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
@@ -82,3 +83,7 @@ class BrowserFilterForm(ErrorTextMixin, forms.Form):
 
     def clean_prefix(self) -> str:
         return self.cleaned_data["prefix"].strip().lstrip("/")
+
+
+class DreamRunForm(ErrorTextMixin, forms.Form):
+    kind = forms.ChoiceField(choices=[(kind, kind) for kind in sorted(KINDS)])

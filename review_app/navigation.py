@@ -44,7 +44,12 @@ PAGES = (
     ),
     Page("systems", "Systems", "The memory card of each system you can read."),
     Page("mine", "My memories", "Your private memories and the preferences agents saved."),
-    Page("dreams", "Dream jobs", "Background consolidation, compaction and expiry runs."),
+    Page(
+        "dreams",
+        "Dream jobs",
+        "Background consolidation, compaction and expiry runs.",
+        built=True,
+    ),
     Page("usage", "Usage audit", "What memory was injected into which run, and hit rates."),
     Page("events", "Events", "The live stream of memory events."),
 )

@@ -1,6 +1,13 @@
 from django.urls import path
 
-from review_app import views, views_browser, views_deletions, views_documents, views_queue
+from review_app import (
+    views,
+    views_browser,
+    views_deletions,
+    views_documents,
+    views_dreams,
+    views_queue,
+)
 
 app_name = "review"
 
@@ -11,6 +18,8 @@ urlpatterns = [
     path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
     path("browser/", views_browser.browser, name="browser"),
+    path("dreams/", views_dreams.dreams, name="dreams"),
+    path("dreams/run", views_dreams.dream_run, name="dream-run"),
     path("deletions/", views_deletions.deletions, name="deletions"),
     path(
         "deletions/<uuid:item_id>/decide",

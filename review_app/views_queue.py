@@ -8,9 +8,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.permissions import can_review
-from memory_app.policy import check_can_review
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
-from review_app.errors import page_errors
+from review_app.errors import page_errors, require_reviewer
 from review_app.forms import BulkDecisionForm, DecisionForm
 from review_app.selectors import pending_count, pending_promotions, queue_rows
 
@@ -18,15 +17,10 @@ PAGE_SIZE = 25
 _PAST = {"approve": "approved", "reject": "rejected", "defer": "deferred"}
 
 
-def _require_reviewer(request: HttpRequest) -> None:
-    with page_errors(request):
-        check_can_review(request.user)
-
-
 @require_GET
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    _require_reviewer(request)
+    require_reviewer(request)
     page = Paginator(pending_promotions(), PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
@@ -49,7 +43,7 @@ def queue_count(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def decide(request: HttpRequest, item_id) -> HttpResponse:
-    _require_reviewer(request)
+    require_reviewer(request)
     form = DecisionForm(request.POST)
     if not form.is_valid():
         messages.error(request, form.error_text())
@@ -65,7 +59,7 @@ def decide(request: HttpRequest, item_id) -> HttpResponse:
 @require_POST
 @login_required
 def decide_bulk(request: HttpRequest) -> HttpResponse:
-    _require_reviewer(request)
+    require_reviewer(request)
     form = BulkDecisionForm(request.POST)
     if not form.is_valid():
         messages.error(request, form.error_text())
