@@ -6,6 +6,7 @@ from review_app import (
     views_deletions,
     views_documents,
     views_dreams,
+    views_export,
     views_queue,
 )
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
     path("browser/", views_browser.browser, name="browser"),
     path("dreams/", views_dreams.dreams, name="dreams"),
+    path("export/memory.jsonl", views_export.export_download, name="export"),
     path("dreams/run", views_dreams.dream_run, name="dream-run"),
     path("deletions/", views_deletions.deletions, name="deletions"),
     path(

@@ -1,0 +1,347 @@
+"""Import: reading back what services/export.py writes.
+
+All or nothing: the import runs in one transaction, and any malformed line
+or history that does not verify (a chain hash that does not recompute)
+aborts it with the line numbers at fault. Conflict modes, for a document
+whose id — or store and path — is already here:
+
+- skip (default): keep what is here;
+- overwrite: the imported head becomes a new version of the document here
+  (history is append-only, so nothing here is lost);
+- new-ids: import every document under a fresh id (paths taken here are
+  reported as conflicts and skipped).
+
+`store_map` renames stores on the way in ({"workspace_a": "workspace_b"}).
+Authors missing here are created as inactive accounts, so history keeps
+its names; embeddings are left for the embed job.
+"""
+
+import json
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import DatabaseError, IntegrityError, transaction
+from django.utils.dateparse import parse_datetime
+
+from memory_app.errors import InvalidInput
+from memory_app.hashing import GENESIS, chain_sha256, sha256_text
+from memory_app.models import (
+    ChangeKind,
+    Conversation,
+    DreamJob,
+    DreamReviewItem,
+    JobStatus,
+    MemoryDocument,
+    MemorySourceRef,
+    MemoryStore,
+    MemoryVersion,
+    System,
+)
+from memory_app.services.documents import head_update
+from memory_app.services.export import FORMAT, FORMAT_VERSION
+from memory_app.services.stores import (
+    store_for_conversation,
+    store_for_system,
+    store_for_user,
+    store_workspace_ensure,
+)
+
+MODES = ("skip", "overwrite", "new-ids")
+HEAD_FIELDS = (
+    "title",
+    "recall_hint",
+    "content",
+    "doc_type",
+    "trust",
+    "state",
+    "always_inject",
+    "tags",
+    "entities",
+    "importance",
+)
+JOB_STATUS = {
+    "pending": JobStatus.AWAITING_REVIEW,
+    "deferred": JobStatus.AWAITING_REVIEW,
+    "approved": JobStatus.SUCCEEDED,
+    "rejected": JobStatus.REJECTED,
+}
+MAX_ERRORS = 20
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    skipped: int = 0
+    overwritten: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    reviews: int = 0
+
+
+class _Importer:
+    def __init__(self, mode: str, store_map: dict[str, str]) -> None:
+        if mode not in MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
+        self.mode, self.store_map = mode, store_map
+        self.report = ImportReport()
+        self.users: dict[str, object] = {}
+        self.store_lines: dict[str, dict] = {}
+        self.stores: dict[str, MemoryStore] = {}
+        self.ids: dict[str, uuid.UUID] = {}  # exported document id -> id here
+        self.pending_links: list[tuple[uuid.UUID, list]] = []
+        self.pending_reviews: list[dict] = []
+
+    # People and stores -------------------------------------------------
+
+    def user(self, name: str | None):
+        if not name:
+            return None
+        if name not in self.users:
+            user, created = get_user_model().objects.get_or_create(
+                username=name, defaults={"is_active": False}
+            )
+            if created:
+                user.set_unusable_password()
+                user.save(update_fields=["password"])
+            self.users[name] = user
+        return self.users[name]
+
+    def store(self, exported_ref: str) -> MemoryStore:
+        ref = self.store_map.get(exported_ref, exported_ref)
+        if ref in self.stores:
+            return self.stores[ref]
+        line = self.store_lines.get(exported_ref, {})
+        kind, _, rest = ref.partition(":")
+        if kind == "system" and rest:
+            system, _ = System.objects.get_or_create(slug=rest, defaults={"name": rest})
+            store = store_for_system(system=system)
+        elif kind == "user" and rest:
+            store = store_for_user(user=self.user(rest))
+        elif kind == "conversation" and rest:
+            participants = [self.user(name) for name in line.get("participants", [])]
+            conversation, _ = Conversation.objects.get_or_create(
+                external_id=rest, defaults={"created_by": participants[0] if participants else None}
+            )
+            conversation.participants.add(*participants)
+            store = store_for_conversation(conversation=conversation)
+        else:
+            store = store_workspace_ensure(
+                slug=ref, name=line.get("name") or ref, description=line.get("description", "")
+            )
+        self.stores[ref] = store
+        return store
+
+    # Documents ---------------------------------------------------------
+
+    def document(self, line: dict) -> None:
+        store = self.store(line["store"])
+        exported_id = line["id"]
+        here = MemoryDocument.objects.filter(pk=exported_id).first()
+        if here is None or self.mode == "new-ids":
+            at_path = MemoryDocument.objects.filter(store=store, path=line["path"]).first()
+            if at_path is None:
+                self._create(line, store, exported_id if self.mode != "new-ids" else uuid.uuid4())
+                return
+            here = at_path if self.mode == "overwrite" else None
+            if here is None:
+                self.report.conflicts.append(f"{store.slug}/{line['path']}")
+                return
+        self.ids[exported_id] = here.pk
+        if self.mode == "overwrite":
+            self._overwrite(here, line)
+        else:
+            self.report.skipped += 1
+
+    def _create(self, line: dict, store: MemoryStore, new_id) -> None:
+        document = MemoryDocument.objects.create(
+            id=new_id,
+            store=store,
+            path=line["path"],
+            content_sha256=line["content_sha256"],
+            version=line["version"],
+            hit_count=line["hit_count"],
+            last_used_at=parse_datetime(line["last_used_at"] or "") or None,
+            expires_at=parse_datetime(line["expires_at"] or "") or None,
+            created_by=self.user(line["created_by"]),
+            **{name: line[name] for name in HEAD_FIELDS},
+        )
+        MemoryDocument.objects.filter(pk=document.pk).update(
+            created_at=parse_datetime(line["created_at"]),
+            updated_at=parse_datetime(line["updated_at"]),
+        )
+        versions = MemoryVersion.objects.bulk_create(
+            MemoryVersion(
+                document=document,
+                author=self.user(v["author"]),
+                on_behalf_of=self.user(v["on_behalf_of"]),
+                created_at=parse_datetime(v["created_at"]),
+                **{
+                    k: v[k]
+                    for k in (
+                        "version",
+                        "change",
+                        "title",
+                        "recall_hint",
+                        "content",
+                        "sha256",
+                        "parent_sha256",
+                        "chain_sha256",
+                        "metadata",
+                        "author_name",
+                        "run_id",
+                        "reason",
+                        "scanner_version",
+                        "findings",
+                    )
+                },
+            )
+            for v in line["versions"]
+        )
+        MemorySourceRef.objects.bulk_create(
+            MemorySourceRef(version=version, kind=kind, ref=ref)
+            for version, v in zip(versions, line["versions"], strict=True)
+            for kind, ref in v["source_refs"]
+        )
+        self.ids[line["id"]] = document.pk
+        if line["promoted_from"]:
+            self.pending_links.append((document.pk, line["promoted_from"]))
+        self.report.created += 1
+
+    def _overwrite(self, here: MemoryDocument, line: dict) -> None:
+        locked = MemoryDocument.objects.select_for_update().get(pk=here.pk)
+        changed = head_update(
+            locked,
+            change=ChangeKind.UPDATE,
+            author=None,
+            fields={name: line[name] for name in HEAD_FIELDS},
+            reason=f"Imported (version {line['version']} of the export).",
+        )
+        self.report.overwritten += changed
+        self.report.skipped += not changed
+
+    # Links and review decisions, once every document is here -------------
+
+    def version(self, ref: list | None) -> MemoryVersion | None:
+        if not ref:
+            return None
+        document_id = self.ids.get(ref[0], ref[0])
+        return MemoryVersion.objects.filter(document_id=document_id, version=ref[1]).first()
+
+    def finish(self) -> None:
+        for document_id, ref in self.pending_links:
+            MemoryDocument.objects.filter(pk=document_id).update(promoted_from=self.version(ref))
+        for review in self.pending_reviews:
+            self._review(review)
+
+    def _review(self, review: dict) -> None:
+        item_id = review["id"] if self.mode != "new-ids" else uuid.uuid4()
+        if DreamReviewItem.objects.filter(pk=item_id).exists():
+            return
+        source = self.version(review["source_version"])
+        job = DreamJob.objects.create(kind=review["job_kind"], status=JOB_STATUS[review["status"]])
+        item = DreamReviewItem(
+            id=item_id,
+            job=job,
+            action=review["action"],
+            status=review["status"],
+            source_document_id=source.document_id if source else None,
+            source_version=source,
+            target_store=self.store(review["target_store"]) if review["target_store"] else None,
+            target_path=review["target_path"],
+            proposed_title=review["proposed_title"],
+            proposed_content=review["proposed_content"],
+            rationale=review["rationale"],
+            findings=review["findings"],
+            proposed_by=self.user(review["proposed_by"]),
+            run_id=review["run_id"],
+            decided_by=self.user(review["decided_by"]),
+            decided_at=parse_datetime(review["decided_at"] or "") or None,
+            decision_note=review["decision_note"],
+            result_version=self.version(review["result_version"]),
+        )
+        try:
+            with transaction.atomic():
+                item.save()
+        except IntegrityError:
+            self.report.conflicts.append(f"review {review['id']} (an identical one is open here)")
+            return
+        DreamReviewItem.objects.filter(pk=item.pk).update(
+            created_at=parse_datetime(review["created_at"])
+        )
+        related = [self.ids.get(i, i) for i in review["related_documents"]]
+        item.related_documents.set(MemoryDocument.objects.filter(pk__in=related))
+        self.report.reviews += 1
+
+
+def history_problem(line: dict) -> str:
+    """Why a document line's history does not verify, or ''."""
+    previous_chain, previous_sha = GENESIS, ""
+    for number, version in enumerate(line["versions"], start=1):
+        if version["version"] != number:
+            return f"version {number} is missing"
+        if sha256_text(version["content"]) != version["sha256"]:
+            return f"version {number}: content does not match its hash"
+        expected = chain_sha256(
+            previous_chain=previous_chain,
+            version=number,
+            change=version["change"],
+            content_sha256=version["sha256"],
+            author_name=version["author_name"],
+            created_at=parse_datetime(version["created_at"]),
+        )
+        if version["parent_sha256"] != previous_sha or version["chain_sha256"] != expected:
+            return f"version {number}: the hash chain does not verify"
+        previous_chain, previous_sha = version["chain_sha256"], version["sha256"]
+    if not line["versions"] or line["versions"][-1]["version"] != line["version"]:
+        return "the head is not the last version"
+    if sha256_text(line["content"]) != line["content_sha256"]:
+        return "the head's content does not match its hash"
+    return ""
+
+
+def _parse(lines: Iterable[str]) -> Iterable[tuple[int, dict]]:
+    errors = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+            if not isinstance(line, dict):
+                raise ValueError("not an object")
+            if number == 1 and (
+                line.get("format") != FORMAT or line.get("format_version") != FORMAT_VERSION
+            ):
+                raise ValueError(f"not a {FORMAT} version {FORMAT_VERSION} file")
+            if line.get("type") == "document" and (problem := history_problem(line)):
+                raise ValueError(problem)
+        except (ValueError, KeyError, TypeError) as error:
+            errors.append(f"line {number}: {error}")
+            if len(errors) >= MAX_ERRORS:
+                break
+            continue
+        yield number, line
+    if errors:
+        raise InvalidInput("The import was refused; nothing was written. " + "; ".join(errors))
+
+
+def memory_import(
+    lines: Iterable[str], *, mode: str = "skip", store_map: dict[str, str] | None = None
+) -> ImportReport:
+    """Import an export; all or nothing (see the module docstring)."""
+    importer = _Importer(mode, store_map or {})
+    with transaction.atomic():
+        for number, line in _parse(lines):
+            kind = line.get("type")
+            try:
+                if kind == "store":
+                    importer.store_lines[line["ref"]] = line
+                elif kind == "document":
+                    importer.document(line)
+                    importer.pending_reviews.extend(line["reviews"])
+            except (KeyError, TypeError, ValueError, DatabaseError) as error:
+                raise InvalidInput(
+                    f"The import was refused; nothing was written. line {number}: {error!r}"
+                ) from error
+        importer.finish()
+    return importer.report

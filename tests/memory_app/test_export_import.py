@@ -1,0 +1,204 @@
+"""Export and import: an import of an export reproduces it exactly, conflicts
+follow the chosen mode, and a tampered or malformed file writes nothing."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from memory_app.actors import Actor
+from memory_app.models import DreamReviewItem, MemoryDocument, MemoryVersion
+from memory_app.selectors.chain import version_chain_verify
+from memory_app.services.conversations import conversation_open
+from memory_app.services.documents import head_update
+from memory_app.services.export import export_lines
+from memory_app.services.importing import memory_import
+from memory_app.services.promote import (
+    memory_propose_promotion,
+    promotion_approve,
+    promotion_reject,
+)
+from memory_app.services.remember import RememberInput, memory_remember
+from memory_app.services.stores import store_workspace_ensure
+from memory_app.services.versions import SourceRef
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+TOPICS = (
+    "Restart the payments consumer after a configmap change.",
+    "Kafka lag on checkout: scale the group to the partition count.",
+    "DNS timeouts in staging: switch to the node-local cache.",
+)
+MEMORY_TABLES = (
+    "memory_app_memorysourceref",
+    "memory_app_dreamreviewitem_related_documents",
+    "memory_app_dreamreviewitem",
+    "memory_app_dreamjob",
+    "memory_app_memoryusage",
+    "memory_app_contexttrace",
+    "memory_app_memoryevent",
+    "memory_app_memoryversion",
+    "memory_app_memorydocument",
+)
+
+
+@pytest.fixture
+def world(reviewer):
+    """Drafts with edits and source refs, one promoted, one rejected, one pending."""
+    store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    agent = UserFactory(username="exporter", service_account=True)
+    conversation = conversation_open(user=agent, external_id="export-1")
+    actor = Actor(user=agent, agent=agent, conversation=conversation, run_id="run-9")
+    written = []
+    for n in range(3):
+        written.append(
+            memory_remember(
+                actor=actor,
+                data=RememberInput(
+                    store="conversation",
+                    path=f"fixes/{n}",
+                    content=f"{TOPICS[n]} — ünïcode ✓",
+                    source_refs=[SourceRef(kind="tool_call", ref=f"call-{n}")],
+                ),
+            ).document
+        )
+    memory_remember(
+        actor=actor,
+        data=RememberInput(store="conversation", path="fixes/0", content="Fix 0, second take."),
+    )
+    items = []
+    for document in written:
+        document.refresh_from_db()
+        items.append(
+            memory_propose_promotion(
+                actor=actor, document=document, target_store="workspace_runbooks", rationale="ok"
+            ).item
+        )
+    promotion_approve(user=reviewer, item_id=items[0].pk, note="good")
+    promotion_reject(user=reviewer, item_id=items[1].pk, note="too specific")
+
+
+def export_text() -> str:
+    return "\n".join(export_lines(MemoryDocument.objects.all())) + "\n"
+
+
+def wipe_memory() -> None:
+    """Empty the memory tables (TRUNCATE skips the append-only triggers)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"TRUNCATE {', '.join(MEMORY_TABLES)}, memory_app_memorystore CASCADE")
+
+
+def test_an_import_of_an_export_reproduces_it_exactly(world):
+    before = export_text()
+    lines = before.splitlines()
+    documents = [json.loads(line) for line in lines if '"type": "document"' in line]
+    assert {d["path"] for d in documents} >= {"fixes/0", "fixes/1", "fixes/2"}
+    fixes0 = next(d for d in documents if d["path"] == "fixes/0" and "conversation" in d["store"])
+    assert [v["version"] for v in fixes0["versions"]] == [1, 2]
+    assert fixes0["versions"][0]["source_refs"] == [["tool_call", "call-0"]]
+    assert {r["status"] for d in documents for r in d["reviews"]} == {
+        "approved",
+        "rejected",
+        "pending",
+    }
+
+    wipe_memory()
+    assert not MemoryDocument.objects.exists()
+    report = memory_import(io.StringIO(before))
+    assert report.created == len(documents) and report.reviews == 3
+    assert export_text() == before
+    for document in MemoryDocument.objects.all():
+        assert version_chain_verify(document).intact
+    promoted = MemoryDocument.objects.get(store__slug="workspace_runbooks", path="fixes/0")
+    assert promoted.promoted_from is not None
+    assert DreamReviewItem.objects.get(status="rejected").decision_note == "too specific"
+
+
+def test_importing_twice_skips_what_is_there(world):
+    text = export_text()
+    report = memory_import(io.StringIO(text))
+    assert report.created == 0 and report.skipped == MemoryDocument.objects.count()
+    assert export_text() == text
+
+
+def test_overwrite_appends_the_imported_head_as_a_version(world):
+    text = export_text()
+    document = MemoryDocument.objects.get(path="fixes/2", store__scope="conversation")
+    exported = next(json.loads(x) for x in text.splitlines() if str(document.pk) in x)
+    head_update(document, change="update", author=None, fields={"content": "changed here"})
+    report = memory_import(io.StringIO(text), mode="overwrite")
+    document.refresh_from_db()
+    assert report.overwritten == 1
+    assert document.content == exported["content"]
+    assert document.versions.count() == 3
+    assert version_chain_verify(document).intact
+
+
+def test_new_ids_with_a_store_map_copies_into_another_store(world):
+    text = export_text()
+    count = MemoryDocument.objects.count()
+    report = memory_import(
+        io.StringIO(text),
+        mode="new-ids",
+        store_map={"workspace_runbooks": "workspace_copy"},
+    )
+    copied = MemoryDocument.objects.filter(store__slug="workspace_copy")
+    assert copied.count() == 1
+    assert report.created == 1  # the conversation paths are taken here: conflicts
+    assert len(report.conflicts) == count - 1
+    assert version_chain_verify(copied.get()).intact
+
+
+def test_a_tampered_history_is_refused_and_nothing_is_written(world):
+    text = export_text()
+    wipe_memory()
+    tampered = text.replace("Kafka lag", "Kafka lag is fine", 1)
+    with pytest.raises(Exception, match="nothing was written") as raised:
+        memory_import(io.StringIO(tampered))
+    assert "does not" in str(raised.value)
+    assert not MemoryDocument.objects.exists()
+    assert not MemoryVersion.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json\n",
+        '{"type": "header", "format": "something-else", "format_version": 1}\n',
+        "[1, 2]\n",
+    ],
+)
+def test_malformed_files_are_refused(text):
+    with pytest.raises(Exception, match="nothing was written"):
+        memory_import(io.StringIO(text))
+
+
+def test_the_commands_round_trip_through_a_file(world, tmp_path):
+    path = tmp_path / "memory.jsonl"
+    call_command("memory_export", "--output", str(path))
+    before = path.read_text()
+    wipe_memory()
+    out = io.StringIO()
+    call_command("memory_import", str(path), stdout=out)
+    assert "created" in out.getvalue()
+    assert export_text() == before
+    with pytest.raises(CommandError, match="FROM=TO"):
+        call_command("memory_import", str(path), "--map-store", "nonsense")
+    with pytest.raises(CommandError):
+        call_command("memory_import", str(tmp_path / "missing.jsonl"))
+
+
+def test_only_superusers_download_the_export(client, owner, world):
+    client.force_login(owner)
+    assert client.get("/export/memory.jsonl").status_code == 403
+    admin = UserFactory(username="root", is_superuser=True)
+    client.force_login(admin)
+    response = client.get("/export/memory.jsonl")
+    assert response.status_code == 200
+    assert "attachment" in response["Content-Disposition"]
+    body = b"".join(response.streaming_content).decode()
+    assert body == export_text()
