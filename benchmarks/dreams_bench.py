@@ -1,0 +1,80 @@
+"""Consolidation and compaction over a loaded store: wall time and peak memory.
+
+    .venv/bin/python benchmarks/dreams_bench.py [--documents 10000]
+
+Loads N generated memories with real embeddings: 40% reviewed in the
+workspace runbooks, 60% drafts spread over 100 conversations (importance
+1-9, so about a third qualify for consolidation). The generator repeats
+symptoms and fixes across services, so the store holds many near-duplicate
+clusters, as a long-lived install does. Each job then runs as
+`manage.py run_dreams --kind …` in its own process, which is how the
+worker runs it; the wall time and that process's peak RSS are printed.
+"""
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.harness import ROOT, setup_django
+from benchmarks.loading import bulk_load
+
+
+def build(documents: int, rng: random.Random) -> None:
+    from memory_app.models import Trust
+    from memory_app.services.conversations import conversation_open
+    from memory_app.services.principals import principal_upsert
+    from memory_app.services.stores import store_workspace_ensure
+
+    agent = principal_upsert(username="bench-agent", service_account=True)
+    workspace = store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    conversations = [
+        conversation_open(user=agent, external_id=f"conv-{n}").store for n in range(100)
+    ]
+    plan = [
+        (workspace, Trust.ADMIN_APPROVED)
+        if rng.random() < 0.4
+        else (rng.choice(conversations), Trust.AGENT_DRAFT)
+        for _ in range(documents)
+    ]
+    seconds = bulk_load(plan, agent, rng)
+    print(f"loaded {documents} documents in {seconds:.0f} s")
+
+
+def run_job(kind: str) -> None:
+    """One run in a child process; wait4 gives that child's own peak RSS."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "manage.py", "run_dreams", "--kind", kind],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    output = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    summary = next((line for line in output.splitlines() if line.startswith(kind)), output)
+    print(f"{kind:<12} wall {wall:6.1f} s  peak RSS {usage.ru_maxrss / 1024:6.0f} MiB  {summary}")
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{kind} failed")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--documents", type=int, default=10_000)
+    args = parser.parse_args()
+    setup_django()
+    build(args.documents, random.Random(7))
+    for kind in ("consolidate", "compact"):
+        run_job(kind)
+
+
+if __name__ == "__main__":
+    main()
