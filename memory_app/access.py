@@ -31,7 +31,12 @@ STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
 
 
 def systems_readable(user: AbstractBaseUser) -> QuerySet[System]:
-    """Systems on which one of the user's teams holds a read or manage grant."""
+    """Systems on which one of the user's teams holds a read or manage grant.
+
+    Nothing when "read memory" is revoked for the user's groups.
+    """
+    if not has_memory_permission(user, "read_memory"):
+        return System.objects.none()
     return System.objects.filter(
         pk__in=SystemGrant.objects.filter(team__user=user).values("system_id")
     )

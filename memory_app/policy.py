@@ -59,12 +59,11 @@ def check_store_write(actor: Actor, store: MemoryStore, *, doc_type: str) -> Non
         )
 
 
-def can_curate(user, document: MemoryDocument) -> bool:
-    """May this person change the document directly (not through an agent tool)?
+def can_curate_store(user, store: MemoryStore) -> bool:
+    """May this person change documents of the store directly (not through a tool)?
 
     Humans only: reviewers anywhere; owners in their user store, participants
-    in their conversation, managers in their system's store. Used for
-    deletion confirmations, rollbacks and private pins.
+    in their conversation, managers in their system's store.
     """
     if not user.is_authenticated or is_service_account(user):
         return False
@@ -72,7 +71,6 @@ def can_curate(user, document: MemoryDocument) -> bool:
         return False
     if can_review(user):
         return True
-    store = document.store
     if store.scope == Scope.USER:
         return store.owner_id == user.pk
     if store.scope == Scope.CONVERSATION:
@@ -80,6 +78,12 @@ def can_curate(user, document: MemoryDocument) -> bool:
     if store.scope == Scope.SYSTEM:
         return systems_manageable(user).filter(pk=store.system_id).exists()
     return False
+
+
+def can_curate(user, document: MemoryDocument) -> bool:
+    """`can_curate_store` for the document's store. Used for deletion
+    confirmations, rollbacks, edits and private pins."""
+    return can_curate_store(user, document.store)
 
 
 def curatable_stores_q(user, prefix: str = "") -> Q:
@@ -111,16 +115,17 @@ def check_can_curate(user, document: MemoryDocument) -> None:
 def can_govern(user, document: MemoryDocument) -> bool:
     """May this person pin, tombstone or restore the document?
 
-    As `can_curate`, but in shared scopes (workspace, system) only a reviewer
-    may: a pin or a removal there changes every agent's context.
+    As `can_curate`, but workspace memory needs a reviewer: a pin or a
+    removal there changes every agent's context. A system's managers
+    govern their own system's card.
     """
-    shared = document.store.scope in (Scope.WORKSPACE, Scope.SYSTEM)
-    return can_curate(user, document) and (not shared or can_review(user))
+    workspace = document.store.scope == Scope.WORKSPACE
+    return can_curate(user, document) and (not workspace or can_review(user))
 
 
 def check_can_govern(user, document: MemoryDocument) -> None:
     if not can_govern(user, document):
-        raise PermissionDenied("Pins and removals in shared memory need a reviewer.")
+        raise PermissionDenied("Pins and removals here need a reviewer or the system's manager.")
 
 
 def check_can_review(user) -> None:

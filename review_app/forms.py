@@ -87,3 +87,25 @@ class BrowserFilterForm(ErrorTextMixin, forms.Form):
 
 class DreamRunForm(ErrorTextMixin, forms.Form):
     kind = forms.ChoiceField(choices=[(kind, kind) for kind in sorted(KINDS)])
+
+
+class MemoryForm(ErrorTextMixin, forms.Form):
+    """A person adding or editing a memory on a system card or in My memories."""
+
+    title = forms.CharField(max_length=300)
+    content = forms.CharField(max_length=100_000, strip=False)
+    path = forms.CharField(required=False, max_length=200)
+
+
+class MemoryActionForm(ErrorTextMixin, forms.Form):
+    action = forms.ChoiceField(
+        choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
+    )
+    title = forms.CharField(required=False, max_length=300)
+    content = forms.CharField(required=False, max_length=100_000, strip=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") == "edit" and not (data.get("title") and data.get("content")):
+            raise forms.ValidationError("An edit needs a title and content.")
+        return data

@@ -42,8 +42,13 @@ PAGES = (
         "Stores and documents, filters, search, version history.",
         built=True,
     ),
-    Page("systems", "Systems", "The memory card of each system you can read."),
-    Page("mine", "My memories", "Your private memories and the preferences agents saved."),
+    Page("systems", "Systems", "The memory card of each system you can read.", built=True),
+    Page(
+        "mine",
+        "My memories",
+        "Your private memories and the preferences agents saved.",
+        built=True,
+    ),
     Page(
         "dreams",
         "Dream jobs",

@@ -7,7 +7,9 @@ from review_app import (
     views_documents,
     views_dreams,
     views_export,
+    views_mine,
     views_queue,
+    views_systems,
 )
 
 app_name = "review"
@@ -20,6 +22,17 @@ urlpatterns = [
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
     path("browser/", views_browser.browser, name="browser"),
     path("dreams/", views_dreams.dreams, name="dreams"),
+    path("systems/", views_systems.systems, name="systems"),
+    path("systems/<slug:slug>/", views_systems.system_card, name="system"),
+    path("systems/<slug:slug>/add", views_systems.system_memory_add, name="system-add"),
+    path(
+        "systems/<slug:slug>/<uuid:document_id>/",
+        views_systems.system_memory_act,
+        name="system-act",
+    ),
+    path("mine/", views_mine.mine, name="mine"),
+    path("mine/add", views_mine.mine_add, name="mine-add"),
+    path("mine/<uuid:document_id>/", views_mine.mine_act, name="mine-act"),
     path("export/memory.jsonl", views_export.export_download, name="export"),
     path("dreams/run", views_dreams.dream_run, name="dream-run"),
     path("deletions/", views_deletions.deletions, name="deletions"),

@@ -18,8 +18,8 @@ def document_always_inject_set(
 ) -> MemoryDocument:
     """Pin or unpin a document; every flip is an event (who, when, from, to).
 
-    Permission: pins in shared scopes (workspace, system) need a reviewer;
-    in private stores whoever may curate the document.
+    Permission: `can_govern` (workspace pins need a reviewer, a system's
+    pins its managers; private stores whoever may curate the document).
     """
     check_can_govern(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
@@ -76,8 +76,8 @@ def document_state_set(
 ) -> MemoryDocument:
     """Tombstone or restore a document, as a new version either way.
 
-    Permission: shared scopes need a reviewer; private ones whoever may
-    curate. Emits `memory.document.tombstoned` or `memory.document.restored`.
+    Permission: `can_govern`, as for pins. Emits `memory.document.tombstoned`
+    or `memory.document.restored`.
     """
     check_can_govern(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)

@@ -1,0 +1,96 @@
+"""Systems: the ones a person may read, and each one's memory card.
+
+A system the person cannot read answers 404 everywhere: the card, its
+fragments and its actions. Readers see no manage actions; managers (a
+manage grant through a team) add, edit, pin and delete.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count, Exists, OuterRef, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_app.access import systems_manageable, systems_readable
+from memory_app.models import DocState, MemoryDocument, System
+from memory_app.policy import can_curate_store
+from memory_app.services.authoring import memory_author
+from review_app.errors import page_errors
+from review_app.forms import MemoryForm
+from review_app.memory_actions import memory_action
+
+PAGE_SIZE = 50
+
+
+def _system(request: HttpRequest, slug: str) -> System:
+    system = systems_readable(request.user).select_related("store").filter(slug=slug).first()
+    if system is None or not hasattr(system, "store"):
+        raise Http404("No such system.")
+    return system
+
+
+@require_GET
+@login_required
+def systems(request: HttpRequest) -> HttpResponse:
+    rows = (
+        systems_readable(request.user)
+        .annotate(
+            memories=Count("store__documents", filter=Q(store__documents__state=DocState.ACTIVE)),
+            managed=Exists(systems_manageable(request.user).filter(pk=OuterRef("pk"))),
+        )
+        .order_by("slug")
+    )
+    return render(request, "review_app/systems.html", {"rows": rows, "active_page": "systems"})
+
+
+@require_GET
+@login_required
+def system_card(request: HttpRequest, slug: str) -> HttpResponse:
+    system = _system(request, slug)
+    memories = (
+        MemoryDocument.objects.filter(store=system.store)
+        .exclude(state=DocState.SUPERSEDED)
+        .defer("embedding", "search_vector")
+        .order_by("-updated_at", "path")
+    )
+    page = Paginator(memories, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "system": system,
+        "page": page,
+        "may_manage": can_curate_store(request.user, system.store),
+        "form": MemoryForm(),
+        "active_page": "systems",
+    }
+    template = "review_app/system.html#memories" if request.htmx else "review_app/system.html"
+    return render(request, template, context)
+
+
+@require_POST
+@login_required
+def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
+    system = _system(request, slug)
+    form = MemoryForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form.error_text())
+        return redirect("review:system", slug=slug)
+    with page_errors(request):
+        memory_author(user=request.user, store=system.store, **form.cleaned_data)
+        messages.success(request, "Memory added.")
+    return redirect("review:system", slug=slug)
+
+
+@require_POST
+@login_required
+def system_memory_act(request: HttpRequest, slug: str, document_id) -> HttpResponse:
+    system = _system(request, slug)
+    document = (
+        MemoryDocument.objects.select_related("store__system")
+        .filter(store=system.store, pk=document_id)
+        .first()
+    )
+    if document is None:
+        raise Http404("No such memory on this card.")
+    memory_action(request, document)
+    return redirect("review:system", slug=slug)
