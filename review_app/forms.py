@@ -3,7 +3,7 @@ import uuid
 from django import forms
 
 from memory_app.dreams.kinds import KINDS
-from memory_app.models import DocState, DocType, Scope, Trust
+from memory_app.models import DocState, DocType, GrantLevel, Scope, Trust
 
 ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
 BULK_LIMIT = 200
@@ -109,3 +109,48 @@ class MemoryActionForm(ErrorTextMixin, forms.Form):
         if data.get("action") == "edit" and not (data.get("title") and data.get("content")):
             raise forms.ValidationError("An edit needs a title and content.")
         return data
+
+
+class UsageFilterForm(ErrorTextMixin, forms.Form):
+    view = forms.ChoiceField(
+        required=False,
+        choices=[("runs", "runs"), ("documents", "documents"), ("unused", "never used")],
+    )
+    run = forms.CharField(required=False, max_length=200)
+    conversation = forms.CharField(required=False, max_length=200)
+
+
+EVENT_TYPES = (
+    "memory.context.loaded",
+    "memory.document.written",
+    "memory.write.blocked",
+    "memory.policy.denied",
+    "memory.promotion.proposed",
+    "memory.promotion.approved",
+    "memory.promotion.rejected",
+    "memory.deletion.requested",
+    "memory.deletion.declined",
+    "memory.document.tombstoned",
+    "memory.document.restored",
+    "memory.document.rolled_back",
+    "memory.document.always_inject",
+    "memory.canary.drift",
+    "memory.exported",
+)
+
+
+class EventFilterForm(ErrorTextMixin, forms.Form):
+    type = forms.ChoiceField(required=False, choices=[("", "all"), *((t, t) for t in EVENT_TYPES)])
+    after = forms.IntegerField(required=False, min_value=0)
+    before = forms.IntegerField(required=False, min_value=1)
+
+
+class GrantForm(ErrorTextMixin, forms.Form):
+    system_slug = forms.SlugField(max_length=100, label="System")
+    team = forms.CharField(max_length=150)
+    level = forms.ChoiceField(choices=GrantLevel.choices)
+
+
+class TeamPolicyForm(ErrorTextMixin, forms.Form):
+    read = forms.BooleanField(required=False)
+    manage = forms.BooleanField(required=False)

@@ -6,10 +6,13 @@ from review_app import (
     views_deletions,
     views_documents,
     views_dreams,
+    views_events,
     views_export,
     views_mine,
     views_queue,
     views_systems,
+    views_teams,
+    views_usage,
 )
 
 app_name = "review"
@@ -30,6 +33,13 @@ urlpatterns = [
         views_systems.system_memory_act,
         name="system-act",
     ),
+    path("usage/", views_usage.usage, name="usage"),
+    path("usage/traces/<int:trace_id>/", views_usage.trace_detail, name="trace"),
+    path("events/", views_events.events, name="events"),
+    path("teams/", views_teams.teams, name="teams"),
+    path("teams/grants", views_teams.grant_add, name="grant-add"),
+    path("teams/grants/<int:grant_id>/remove", views_teams.grant_remove, name="grant-remove"),
+    path("teams/<int:team_id>/policy", views_teams.team_policy, name="team-policy"),
     path("mine/", views_mine.mine, name="mine"),
     path("mine/add", views_mine.mine_add, name="mine-add"),
     path("mine/<uuid:document_id>/", views_mine.mine_act, name="mine-act"),
@@ -47,5 +57,4 @@ urlpatterns = [
         views_documents.document_curate,
         name="document-curate",
     ),
-    path("<slug:slug>/", views.not_built, name="page"),
 ]

@@ -2,13 +2,13 @@
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from memory_app.access import stores_readable
 from memory_app.models import DocState, Scope
-from review_app.navigation import PAGES, PAGES_BY_SLUG
+from review_app.navigation import PAGES
 
 
 @require_GET
@@ -22,12 +22,3 @@ def home(request: HttpRequest) -> HttpResponse:
         .order_by("slug")
     )
     return render(request, "review_app/home.html", {"stores": stores, "pages": PAGES})
-
-
-@require_GET
-@login_required
-def not_built(request: HttpRequest, slug: str) -> HttpResponse:
-    page = PAGES_BY_SLUG.get(slug)
-    if page is None or page.built:
-        raise Http404
-    return render(request, "review_app/not_built.html", {"page": page, "active_page": slug})

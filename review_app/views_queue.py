@@ -35,9 +35,10 @@ def queue(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def queue_count(request: HttpRequest) -> HttpResponse:
-    """The live pending count of the navigation (polled by htmx)."""
-    count = pending_count() if can_review(request.user) else 0
-    return render(request, "review_app/queue.html#count", {"pending": count})
+    """The live pending count (polled by htmx); empty for non-reviewers."""
+    if not can_review(request.user):
+        return HttpResponse("")
+    return render(request, "review_app/queue.html#count", {"pending": pending_count()})
 
 
 @require_POST

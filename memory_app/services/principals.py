@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser, Group, Permission
 from django.db import transaction
 from django.utils import timezone
 
-from memory_app.models import ApiKey, GrantLevel, Principal, System, SystemGrant
+from memory_app.models import ApiKey, GrantLevel, GroupMemoryPolicy, Principal, System, SystemGrant
 from memory_app.services.stores import store_for_system
 
 KEY_PREFIX = "ama_"
@@ -105,3 +105,20 @@ def system_grant_set(*, system_slug: str, team: str, level: str) -> SystemGrant:
         system=system, team=group, defaults={"level": level}
     )
     return grant
+
+
+def system_grant_revoke(*, grant_id: int) -> bool:
+    """Remove a team's grant on a system; True if there was one."""
+    deleted, _ = SystemGrant.objects.filter(pk=grant_id).delete()
+    return deleted > 0
+
+
+def group_memory_policy_set(*, team: Group, read: bool, manage: bool) -> GroupMemoryPolicy:
+    """Allow or revoke "read memory" and "manage memory" for a team's members.
+
+    Takes effect on members' next request, in the tools and the pages alike.
+    """
+    policy, _ = GroupMemoryPolicy.objects.update_or_create(
+        group=team, defaults={"can_read_memory": read, "can_manage_memory": manage}
+    )
+    return policy

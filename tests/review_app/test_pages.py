@@ -48,14 +48,6 @@ def test_the_overview_counts_the_seeded_conventions(client, owner, django_assert
     assert '<script src="/static/django_htmx/htmx-2.min.js"' in html
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if not p.built], ids=lambda page: page.slug)
-def test_each_unbuilt_page_says_so_plainly(client, owner, page):
-    client.force_login(owner)
-    response = client.get(f"/{page.slug}/")
-    assert response.status_code == 200
-    assert b"not built yet" in response.content
-
-
 def test_an_unknown_page_is_404(client, owner):
     client.force_login(owner)
     assert client.get("/nowhere/").status_code == 404

@@ -64,7 +64,7 @@ def test_items_show_rationale_diff_and_provenance(client, reviewer, agent):
     assert "workspace_runbooks/fix/0" in html
     assert "Roll back the configmap, then verify." in html
     assert "run-0" in html and "q-" in html
-    assert 'id="pending-count"' in html
+    assert 'class="pending-count"' in html
 
 
 def test_memory_content_is_shown_as_text(client, reviewer, agent):

@@ -20,9 +20,7 @@ def ledger(db):
     read = system_grant_set(system_slug="ledger", team="ledger-readers", level="read")
     system_grant_set(system_slug="ledger", team="ledger-owners", level="manage")
     store = read.system.store
-    note = make_document(
-        store, "facts/owner", "The ledger team owns it.", trust="user_authored"
-    )
+    note = make_document(store, "facts/owner", "The ledger team owns it.", trust="user_authored")
     return store, note
 
 

@@ -1,0 +1,85 @@
+"""Teams and grants, for staff: which team reads or manages which system,
+and whether a team's members may read or write memory at all."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Prefetch
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_app.models import GroupMemoryPolicy, SystemGrant
+from memory_app.services.principals import (
+    group_memory_policy_set,
+    system_grant_revoke,
+    system_grant_set,
+)
+from review_app.forms import GrantForm, TeamPolicyForm
+
+
+def _require_staff(request: HttpRequest) -> None:
+    if not (request.user.is_staff or request.user.is_superuser):
+        raise PermissionDenied("Teams and grants are managed by staff.")
+
+
+@require_GET
+@login_required
+def teams(request: HttpRequest) -> HttpResponse:
+    _require_staff(request)
+    rows = (
+        Group.objects.annotate(members=Count("user", distinct=True))
+        .prefetch_related(
+            Prefetch(
+                "system_grants",
+                queryset=SystemGrant.objects.select_related("system").order_by("system__slug"),
+                to_attr="grants",
+            )
+        )
+        .order_by("name")
+    )
+    policies = {p.group_id: p for p in GroupMemoryPolicy.objects.all()}
+    for team in rows:
+        team.policy = policies.get(team.pk)
+    context = {"rows": rows, "grant_form": GrantForm(), "active_page": "teams"}
+    return render(request, "review_app/teams.html", context)
+
+
+@require_POST
+@login_required
+def grant_add(request: HttpRequest) -> HttpResponse:
+    _require_staff(request)
+    form = GrantForm(request.POST)
+    if form.is_valid():
+        system_grant_set(**form.cleaned_data)
+        messages.success(request, "Grant saved.")
+    else:
+        messages.error(request, form.error_text())
+    return redirect("review:teams")
+
+
+@require_POST
+@login_required
+def grant_remove(request: HttpRequest, grant_id: int) -> HttpResponse:
+    _require_staff(request)
+    if not system_grant_revoke(grant_id=grant_id):
+        raise Http404("No such grant.")
+    messages.success(request, "Grant removed.")
+    return redirect("review:teams")
+
+
+@require_POST
+@login_required
+def team_policy(request: HttpRequest, team_id: int) -> HttpResponse:
+    _require_staff(request)
+    team = Group.objects.filter(pk=team_id).first()
+    if team is None:
+        raise Http404("No such team.")
+    form = TeamPolicyForm(request.POST)
+    if form.is_valid():
+        group_memory_policy_set(team=team, **form.cleaned_data)
+        messages.success(request, f"Memory access of {team.name} saved.")
+    else:
+        messages.error(request, form.error_text())
+    return redirect("review:teams")

@@ -1,0 +1,87 @@
+"""Usage audit: what memory went into which run, and which memory earns its place.
+
+Reviewers see every run; everyone else the runs they made or took part in.
+Document figures only ever cover documents the person may read.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memory_app.access import documents_readable
+from memory_app.models import ContextTrace, DocState, MemoryUsage
+from memory_app.permissions import can_review
+from review_app.forms import UsageFilterForm
+
+PAGE_SIZE = 50
+VIEWS = ("runs", "documents", "unused")
+
+
+def traces_visible(user):
+    traces = ContextTrace.objects.all()
+    if not can_review(user):
+        traces = traces.filter(Q(principal=user) | Q(conversation__participants=user)).distinct()
+    return traces
+
+
+@require_GET
+@login_required
+def usage(request: HttpRequest) -> HttpResponse:
+    form = UsageFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    view = filters.get("view") or "runs"
+    if view == "runs":
+        rows = traces_visible(request.user).select_related("principal", "conversation")
+        if filters.get("run"):
+            rows = rows.filter(run_id=filters["run"])
+        if filters.get("conversation"):
+            rows = rows.filter(conversation__external_id=filters["conversation"])
+        rows = rows.annotate(
+            injected=Count("usages", distinct=True),
+            hits=Count("usages", filter=Q(usages__hit=True), distinct=True),
+        ).order_by("-created_at", "-id")
+    elif view == "documents":
+        rows = (
+            documents_readable(request.user)
+            .filter(usages__isnull=False)
+            .annotate(
+                injections=Count("usages"),
+                hits=Count("usages", filter=Q(usages__hit=True)),
+            )
+            .select_related("store")
+            .only("id", "path", "title", "trust", "store__slug")
+            .order_by("-injections", "path")
+        )
+    else:
+        rows = (
+            documents_readable(request.user)
+            .filter(state=DocState.ACTIVE, usages__isnull=True)
+            .select_related("store")
+            .only("id", "path", "title", "trust", "created_at", "store__slug")
+            .order_by("created_at", "path")
+        )
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {"form": form, "view": view, "page": page, "active_page": "usage"}
+    return render(request, "review_app/usage.html", context)
+
+
+@require_GET
+@login_required
+def trace_detail(request: HttpRequest, trace_id: int) -> HttpResponse:
+    trace = (
+        traces_visible(request.user)
+        .select_related("principal", "conversation")
+        .filter(pk=trace_id)
+        .first()
+    )
+    if trace is None:
+        raise Http404("No such retrieval trace.")
+    hits = set(
+        MemoryUsage.objects.filter(trace=trace, hit=True).values_list("document_id", flat=True)
+    )
+    rows = [{**row, "hit": row.get("id") in {str(h) for h in hits}} for row in trace.candidates]
+    context = {"trace": trace, "rows": rows, "active_page": "usage"}
+    return render(request, "review_app/trace.html", context)

@@ -1,0 +1,196 @@
+"""Usage audit, live events and teams: what each person sees, from the outside."""
+
+import pytest
+from django.contrib.auth.models import Group
+
+from memory_app.actors import Actor
+from memory_app.models import ContextTrace, GroupMemoryPolicy, MemoryEvent, SystemGrant
+from memory_app.services.context import memory_context_load, memory_mark_used
+from memory_app.services.conversations import conversation_open
+from memory_app.services.principals import system_grant_set
+from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run(owner):
+    """One agent turn of the owner's: a context loaded, one document marked used."""
+    store = WorkspaceStoreFactory(slug="ops")
+    used = make_document(store, "runbooks/lag", "Kafka consumer lag: scale the consumer group.")
+    make_document(store, "runbooks/dns", "DNS timeouts: use the node-local cache.")
+    make_document(store, "runbooks/cold", "Cold cache 5xx: warm the cache before deploys.")
+    conversation = conversation_open(user=owner, external_id="audit-1")
+    actor = Actor(user=owner, agent=owner, conversation=conversation, run_id="run-audit")
+    memory_context_load(actor=actor, message="kafka consumer lag keeps growing")
+    memory_mark_used(actor=actor, ids=[str(used.pk)])
+    return ContextTrace.objects.get(run_id="run-audit")
+
+
+def test_runs_list_and_trace_detail(client, owner, run):
+    trace = run
+    client.force_login(owner)
+    html = client.get("/usage/").content.decode()
+    assert "run-audit" in html and "audit-1" in html
+    detail = client.get(f"/usage/traces/{trace.pk}/").content.decode()
+    assert "ops/runbooks/lag" in detail and "yes" in detail
+    assert "text" in detail and "trust" in detail  # score components
+
+
+def test_hit_rates_and_never_used(client, owner, run):
+    client.force_login(owner)
+    rates = client.get("/usage/", {"view": "documents"}).content.decode()
+    assert "runbooks/lag" in rates and "100%" in rates
+    unused = client.get("/usage/", {"view": "unused"}).content.decode()
+    assert "runbooks/cold" in unused and "runbooks/lag" not in unused
+
+
+def test_filters_and_bad_input(client, owner, run):
+    client.force_login(owner)
+    assert "run-audit" not in client.get("/usage/", {"run": "other"}).content.decode()
+    assert "run-audit" in client.get("/usage/", {"conversation": "audit-1"}).content.decode()
+    assert client.get("/usage/", {"view": "bogus", "page": "x"}).status_code == 200
+
+
+def test_others_see_neither_the_run_nor_its_trace(client, outsider, reviewer, run):
+    trace = run
+    client.force_login(outsider)
+    assert "run-audit" not in client.get("/usage/").content.decode()
+    assert client.get(f"/usage/traces/{trace.pk}/").status_code == 404
+    client.force_login(reviewer)
+    assert client.get(f"/usage/traces/{trace.pk}/").status_code == 200
+
+
+def test_usage_is_bounded_in_queries_with_1000_traces(
+    client, owner, run, django_assert_max_num_queries
+):
+    trace = run
+    ContextTrace.objects.bulk_create(
+        ContextTrace(
+            principal=owner,
+            run_id=f"r{n}",
+            message_sha256="0" * 64,
+            candidates=trace.candidates,
+            context_sha256="0" * 64,
+            tokens=10,
+            token_budget=2200,
+        )
+        for n in range(1000)
+    )
+    client.force_login(owner)
+    for view in ("runs", "documents", "unused"):
+        with django_assert_max_num_queries(8):
+            assert client.get("/usage/", {"view": view}).status_code == 200
+
+
+def test_events_page_filters_and_polls(client, owner, reviewer, run):
+    client.force_login(owner)
+    html = client.get("/events/").content.decode()
+    assert "memory.context.loaded" in html and 'hx-trigger="every 5s"' in html
+    newest = MemoryEvent.objects.order_by("-id").first().pk
+    MemoryEvent.objects.create(type="memory.write.blocked", principal=owner, payload={"x": "<b>"})
+    poll = client.get("/events/", {"after": newest}, headers={"HX-Request": "true"})
+    body = poll.content.decode()
+    assert "memory.write.blocked" in body and "memory.context.loaded" not in body
+    assert "&lt;b&gt;" in body and "<html" not in body
+    only = client.get("/events/", {"type": "memory.write.blocked"}).content.decode()
+    assert "memory.context.loaded" not in only.split("<tbody")[1]
+
+
+def rows(html: str) -> str:
+    return html.split('<tbody id="event-rows">')[1]
+
+
+def test_events_of_others_stay_hidden_except_from_reviewers(client, outsider, reviewer, run):
+    client.force_login(outsider)
+    assert "memory.context.loaded" not in rows(client.get("/events/").content.decode())
+    client.force_login(reviewer)
+    assert "memory.context.loaded" in rows(client.get("/events/").content.decode())
+
+
+def test_events_are_bounded_in_queries(client, reviewer, django_assert_max_num_queries):
+    MemoryEvent.objects.bulk_create(
+        MemoryEvent(type="memory.document.written", principal=reviewer, payload={"n": n})
+        for n in range(1000)
+    )
+    client.force_login(reviewer)
+    with django_assert_max_num_queries(8):
+        html = client.get("/events/").content.decode()
+    assert "Older events" in html
+
+
+def test_the_queue_count_in_the_navigation(client, owner, reviewer):
+    client.force_login(reviewer)
+    assert 'hx-trigger="load"' in client.get("/").content.decode()
+    assert ">0<" in client.get("/queue/count").content.decode()
+    client.force_login(owner)
+    assert client.get("/queue/count").content == b""
+
+
+# Teams and grants ----------------------------------------------------------
+
+
+@pytest.fixture
+def staff(db):
+    return UserFactory(username="root", is_superuser=True)
+
+
+def test_only_staff_manage_teams(client, owner, reviewer):
+    for user in (owner, reviewer):
+        client.force_login(user)
+        assert client.get("/teams/").status_code == 403
+        response = client.post("/teams/grants", {"system_slug": "x", "team": "t", "level": "read"})
+        assert response.status_code == 403
+    assert not SystemGrant.objects.exists()
+
+
+def test_staff_grant_and_remove(client, staff, owner):
+    client.force_login(staff)
+    client.post("/teams/grants", {"system_slug": "ledger", "team": "payments", "level": "manage"})
+    grant = SystemGrant.objects.get(system__slug="ledger", team__name="payments")
+    assert grant.level == "manage"
+    owner.groups.add(grant.team)
+    client.force_login(owner)
+    assert client.get("/systems/ledger/").status_code == 200
+    client.force_login(staff)
+    html = client.get("/teams/").content.decode()
+    assert "payments" in html and "ledger" in html
+    client.post(f"/teams/grants/{grant.pk}/remove")
+    client.force_login(owner)
+    assert client.get("/systems/ledger/").status_code == 404
+
+
+def test_staff_revoke_memory_for_a_team_and_tools_answer_403(client, staff, owner, api_client_for):
+    team = Group.objects.create(name="contractors")
+    owner.groups.add(team)
+    client.force_login(staff)
+    client.post(f"/teams/{team.pk}/policy", {"manage": "on"})
+    policy = GroupMemoryPolicy.objects.get(group=team)
+    assert not policy.can_read_memory and policy.can_manage_memory
+    api = api_client_for(owner)
+    response = api.post("/api/v1/tools/memory_search", {"query": "kafka"}, format="json")
+    assert response.status_code == 403
+    client.force_login(owner)
+    assert "turned off by an administrator" in client.get("/mine/").content.decode()
+
+
+def test_bad_team_forms_are_messages(client, staff):
+    client.force_login(staff)
+    response = client.post("/teams/grants", {"system_slug": "no spaces!", "team": ""}, follow=True)
+    assert response.status_code == 200
+    assert not SystemGrant.objects.exists()
+    assert client.post("/teams/999999/policy", {}).status_code == 404
+    assert client.post("/teams/grants/999999/remove").status_code == 404
+
+
+def test_system_grant_resolver_is_shared_by_tools_and_pages(client, owner, api_client_for):
+    grant = system_grant_set(system_slug="infra", team="sre", level="read")
+    make_document(grant.system.store, "facts/dns", "Infra runs the DNS resolvers.")
+    api = api_client_for(owner)
+    body = {"query": "who runs the dns resolvers", "stores": ["system:infra"]}
+    assert api.post("/api/v1/tools/memory_search", body, format="json").status_code == 404
+    client.force_login(owner)
+    assert client.get("/systems/infra/").status_code == 404
+    owner.groups.add(grant.team)
+    assert api.post("/api/v1/tools/memory_search", body, format="json").status_code == 200
+    assert client.get("/systems/infra/").status_code == 200
