@@ -5,6 +5,7 @@ The browser is the system's `chromium`: Playwright never downloads one.
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -32,6 +33,15 @@ def browser():
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def screenshots(tmp_path) -> Path:
+    """Where screenshots go: a temporary folder, or MEMORY_SCREENSHOT_DIR
+    (docs/screenshots to refresh the committed ones)."""
+    folder = Path(os.environ.get("MEMORY_SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture

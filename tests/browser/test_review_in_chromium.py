@@ -1,8 +1,5 @@
 """The review pages in a real browser: decisions, keyboard, escaping, screenshots."""
 
-import os
-from pathlib import Path
-
 import pytest
 
 from memory_app.models import DreamReviewItem, MemoryDocument
@@ -10,15 +7,6 @@ from tests.factories import PASSWORD, UserFactory
 from tests.review_app.test_queue import XSS, propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def screenshots(tmp_path) -> Path:
-    """Where screenshots go: a temporary folder, or MEMORY_SCREENSHOT_DIR
-    (docs/screenshots to refresh the committed ones)."""
-    folder = Path(os.environ.get("MEMORY_SCREENSHOT_DIR") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture
