@@ -156,6 +156,8 @@ def stop() -> None:
 COMMANDS = {"run": run, "test": test, "lint": lint, "stop": stop}
 
 if __name__ == "__main__":
+    if sys.version_info < (3, 12):  # noqa: UP036 (run by whatever python3 the machine has)
+        sys.exit(f"Python 3.12 or newer is needed; this is {sys.version.split()[0]}.")
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
     if sys.argv[1] == "test":

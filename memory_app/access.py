@@ -15,16 +15,18 @@ from django.db.models import Q, QuerySet
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput, NotFound
 from memory_app.models import (
+    ContextTrace,
     Conversation,
     GrantLevel,
     MemoryDocument,
+    MemoryEvent,
     MemoryStore,
     Scope,
     System,
     SystemGrant,
 )
 from memory_app.paths import path_error
-from memory_app.permissions import has_memory_permission
+from memory_app.permissions import can_review, has_memory_permission
 from memory_app.services.stores import store_for_user
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
@@ -188,3 +190,24 @@ def store_ref(store: MemoryStore, actor: Actor | None = None) -> str:
     if actor is not None and actor.conversation and store.conversation_id == actor.conversation.pk:
         return "conversation"
     return f"conversation:{store.conversation.external_id}"
+
+
+def _own_or_shared_conversation_q(user: AbstractBaseUser) -> Q:
+    return Q(principal=user) | Q(conversation__participants=user)
+
+
+def traces_readable(user: AbstractBaseUser) -> QuerySet[ContextTrace]:
+    """Retrieval traces: reviewers see all; others those they made or whose
+    conversation they take part in."""
+    traces = ContextTrace.objects.all()
+    if can_review(user):
+        return traces
+    return traces.filter(_own_or_shared_conversation_q(user)).distinct()
+
+
+def events_readable(user: AbstractBaseUser) -> QuerySet[MemoryEvent]:
+    """Events, by the same rule as traces."""
+    events = MemoryEvent.objects.all()
+    if can_review(user):
+        return events
+    return events.filter(_own_or_shared_conversation_q(user)).distinct()

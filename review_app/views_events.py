@@ -5,23 +5,14 @@ of conversations they take part in.
 """
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memory_app.models import MemoryEvent
-from memory_app.permissions import can_review
+from memory_app.access import events_readable
 from review_app.forms import EventFilterForm
 
 PAGE_SIZE = 50
-
-
-def events_visible(user):
-    events = MemoryEvent.objects.all()
-    if not can_review(user):
-        events = events.filter(Q(principal=user) | Q(conversation__participants=user)).distinct()
-    return events
 
 
 @require_GET
@@ -29,7 +20,7 @@ def events_visible(user):
 def events(request: HttpRequest) -> HttpResponse:
     form = EventFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    rows = events_visible(request.user).select_related("principal", "conversation")
+    rows = events_readable(request.user).select_related("principal", "conversation")
     if filters.get("type"):
         rows = rows.filter(type=filters["type"])
     if filters.get("after") is not None:

@@ -11,20 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memory_app.access import documents_readable
-from memory_app.models import ContextTrace, DocState, MemoryUsage
-from memory_app.permissions import can_review
+from memory_app.access import documents_readable, traces_readable
+from memory_app.models import DocState, MemoryUsage
 from review_app.forms import UsageFilterForm
 
 PAGE_SIZE = 50
 VIEWS = ("runs", "documents", "unused")
-
-
-def traces_visible(user):
-    traces = ContextTrace.objects.all()
-    if not can_review(user):
-        traces = traces.filter(Q(principal=user) | Q(conversation__participants=user)).distinct()
-    return traces
 
 
 @require_GET
@@ -34,7 +26,7 @@ def usage(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     view = filters.get("view") or "runs"
     if view == "runs":
-        rows = traces_visible(request.user).select_related("principal", "conversation")
+        rows = traces_readable(request.user).select_related("principal", "conversation")
         if filters.get("run"):
             rows = rows.filter(run_id=filters["run"])
         if filters.get("conversation"):
@@ -72,7 +64,7 @@ def usage(request: HttpRequest) -> HttpResponse:
 @login_required
 def trace_detail(request: HttpRequest, trace_id: int) -> HttpResponse:
     trace = (
-        traces_visible(request.user)
+        traces_readable(request.user)
         .select_related("principal", "conversation")
         .filter(pk=trace_id)
         .first()
