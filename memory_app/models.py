@@ -338,6 +338,13 @@ class MemoryDocument(models.Model):
                 name="document_expiry",
                 condition=Q(expires_at__isnull=False, state="active"),
             ),
+            # Every memory_context reads the pinned documents of its stores:
+            # a handful of rows that must not cost a scan of the whole table.
+            models.Index(
+                fields=["store"],
+                name="document_pinned",
+                condition=Q(always_inject=True, state="active"),
+            ),
             GinIndex(fields=["tags"], name="document_tags_gin"),
         ]
 
