@@ -6,9 +6,9 @@ Loads N generated memories with real embeddings: 40% reviewed in the
 workspace runbooks, 60% drafts spread over 100 conversations (importance
 1-9, so about a third qualify for consolidation). The generator repeats
 symptoms and fixes across services, so the store holds many near-duplicate
-clusters, as a long-lived install does. Each job then runs as
-`manage.py run_dreams --kind …` in its own process, which is how the
-worker runs it; the wall time and that process's peak RSS are printed.
+clusters, as a long-lived install does. Each job then runs through
+`run_dreams --kind …` in a process of its own; the wall time (process
+start included) and that process's peak RSS are printed.
 """
 
 import argparse
@@ -46,24 +46,37 @@ def build(documents: int, rng: random.Random) -> None:
     print(f"loaded {documents} documents in {seconds:.0f} s")
 
 
+# The child reports its own high-water mark: VmHWM belongs to the memory
+# map made at exec, whereas ru_maxrss would also count this loader's memory
+# at fork time.
+CHILD = """
+import sys, django
+django.setup()
+from django.core.management import call_command
+call_command("run_dreams", "--kind", sys.argv[1])
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM"))
+print("peak", int(hwm.split()[1]) // 1024)
+"""
+
+
 def run_job(kind: str) -> None:
-    """One run in a child process; wait4 gives that child's own peak RSS."""
+    """One run in a child process, as the worker would run it."""
     started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "manage.py", "run_dreams", "--kind", kind],
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, kind],
         cwd=ROOT,
-        env=os.environ.copy(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
         text=True,
+        check=False,
     )
-    output = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
-    summary = next((line for line in output.splitlines() if line.startswith(kind)), output)
-    print(f"{kind:<12} wall {wall:6.1f} s  peak RSS {usage.ru_maxrss / 1024:6.0f} MiB  {summary}")
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{kind} failed")
+    if child.returncode != 0:
+        sys.exit(f"{kind} failed:\n{child.stderr[-2000:]}")
+    lines = child.stdout.splitlines()
+    peak = next(line.split()[1] for line in lines if line.startswith("peak"))
+    summary = next(line for line in lines if line.startswith(kind))
+    print(f"{kind:<12} wall {wall:6.1f} s  peak RSS {peak:>5} MiB  {summary}")
 
 
 def main() -> None:

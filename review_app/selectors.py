@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Prefetch, Q
 
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
 from memory_app.policy import curatable_stores_q
@@ -54,8 +54,16 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
 
 
 def pending_promotions():
-    return review_items(action=DECIDED_HERE, status=ReviewStatus.PENDING).select_related(
-        "source_document__store__conversation"
+    """Open proposals, with the documents each one relates to: the most
+    similar memory at the target (promote), the cluster (merge), or the
+    reviewed document it would replace (supersede)."""
+    related = MemoryDocument.objects.select_related("store").only(
+        "id", "path", "title", "store__slug"
+    )
+    return (
+        review_items(action=DECIDED_HERE, status=ReviewStatus.PENDING)
+        .select_related("source_document__store__conversation")
+        .prefetch_related(Prefetch("related_documents", queryset=related))
     )
 
 

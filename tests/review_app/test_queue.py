@@ -195,3 +195,19 @@ def test_the_queue_stays_bounded_with_500_pending(
             response = client.get(url)
         assert response.status_code == 200
     assert "Page 20 of 20" in client.get("/queue/?page=20").content.decode()
+
+
+def test_items_show_related_memory_by_action(client, reviewer, agent):
+    from memory_app.dreams.runner import dream_execute
+    from memory_app.models import DreamJob
+    from tests.factories import WorkspaceStoreFactory, make_document
+
+    store = WorkspaceStoreFactory(slug="dup_runbooks")
+    text = "To restart payments, roll back the configmap and restart the deployment in prod."
+    make_document(store, "runbooks/a", text, title="Restart payments", trust="admin_approved")
+    make_document(store, "runbooks/b", text + "\nCheck errors.", title="Restart payments")
+    dream_execute(DreamJob.objects.create(kind="compact").pk)
+    client.force_login(reviewer)
+    html = client.get("/queue/").content.decode()
+    assert "Merges these; approving supersedes all but <code>runbooks/a</code>" in html
+    assert "dup_runbooks/runbooks/b" in html
