@@ -11,6 +11,9 @@ whose id — or store and path — is already here:
 - new-ids: import every document under a fresh id (paths taken here are
   reported as conflicts and skipped).
 
+Review decisions come with the documents this import creates; a skipped
+or overwritten document keeps the decisions already here.
+
 `store_map` renames stores on the way in ({"workspace_a": "workspace_b"}).
 Authors missing here are created as inactive accounts, so history keeps
 its names; embeddings are left for the embed job.
@@ -135,6 +138,7 @@ class _Importer:
     # Documents ---------------------------------------------------------
 
     def document(self, line: dict) -> None:
+        """Create, overwrite or skip one document; a created one brings its reviews."""
         store = self.store(line["store"])
         exported_id = line["id"]
         here = MemoryDocument.objects.filter(pk=exported_id).first()
@@ -142,6 +146,7 @@ class _Importer:
             at_path = MemoryDocument.objects.filter(store=store, path=line["path"]).first()
             if at_path is None:
                 self._create(line, store, exported_id if self.mode != "new-ids" else uuid.uuid4())
+                self.pending_reviews.extend(line["reviews"])
                 return
             here = at_path if self.mode == "overwrite" else None
             if here is None:
@@ -338,7 +343,6 @@ def memory_import(
                     importer.store_lines[line["ref"]] = line
                 elif kind == "document":
                     importer.document(line)
-                    importer.pending_reviews.extend(line["reviews"])
             except (KeyError, TypeError, ValueError, DatabaseError) as error:
                 raise InvalidInput(
                     f"The import was refused; nothing was written. line {number}: {error!r}"

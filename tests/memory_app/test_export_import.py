@@ -150,6 +150,7 @@ def test_new_ids_with_a_store_map_copies_into_another_store(world):
     assert copied.count() == 1
     assert report.created == 1  # the conversation paths are taken here: conflicts
     assert len(report.conflicts) == count - 1
+    assert report.reviews == 0  # the copied document was a promotion's result, not its source
     assert version_chain_verify(copied.get()).intact
 
 
