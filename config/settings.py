@@ -237,8 +237,11 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 600, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 540, minimum=1)
 # Redis redelivers an unacknowledged message after this long; it must exceed
 # the longest task, or a slow task would run twice at once.
+# Workers look for such messages every 10 s (kombu's default of every tenth
+# sweep would leave a killed worker's task waiting ~100 s more).
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
+    "unacked_restore_throttle": 1,
 }
 if not CELERY_BROKER_URL:
     _broker = filesystem_broker(MEMORY_DATA_DIR)

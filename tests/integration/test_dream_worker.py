@@ -21,13 +21,15 @@ REDIS_URL = "redis://127.0.0.1:6379/15"
 
 
 @pytest.fixture(scope="module", params=["redis", "filesystem"])
-def worker(request, tmp_path_factory):
+def worker(request, tmp_path_factory, django_db_blocker):
     if request.param == "redis":
         redis.Redis.from_url(REDIS_URL).flushdb()
         app = make_app("memory-test-redis", broker_url=REDIS_URL)
     else:
         app = make_app("memory-test-fs", **filesystem_broker(tmp_path_factory.mktemp("fs")))
-    with running_worker(app):
+    # Celery's Django fix-up checks the database as the worker starts, which
+    # happens here, outside any one test.
+    with django_db_blocker.unblock(), running_worker(app):
         yield request.param
 
 
