@@ -57,3 +57,13 @@ def is_service_account(user: AbstractBaseUser | AnonymousUser) -> bool:
         return user.principal.is_service_account
     except Principal.DoesNotExist:
         return False
+
+
+def can_administer(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Staff manage teams, grants and memory access switches."""
+    return user.is_authenticated and (user.is_staff or user.is_superuser)
+
+
+def can_export_everything(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """A full export holds every private and conversation memory: superusers only."""
+    return user.is_authenticated and user.is_superuser

@@ -7,6 +7,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from memory_app.models import MemoryDocument
+from memory_app.permissions import can_export_everything
 from memory_app.services.events import event_record
 from memory_app.services.export import export_lines
 
@@ -14,8 +15,7 @@ from memory_app.services.export import export_lines
 @require_GET
 @login_required
 def export_download(request: HttpRequest) -> StreamingHttpResponse:
-    """Superusers only: an export holds every private and conversation memory."""
-    if not request.user.is_superuser:
+    if not can_export_everything(request.user):
         raise PermissionDenied("Only administrators may download the whole memory.")
     event_record("memory.exported", principal=request.user, payload={"via": "download"})
     name = f"agent-memory-{timezone.now():%Y%m%d-%H%M%S}.jsonl"

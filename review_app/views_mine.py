@@ -9,7 +9,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_app.models import DocState, MemoryDocument, MemoryVersion
+from memory_app.access import documents_readable
+from memory_app.models import DocState, MemoryVersion, Scope
 from memory_app.permissions import has_memory_permission
 from memory_app.policy import can_curate_store
 from memory_app.services.authoring import memory_author
@@ -25,7 +26,8 @@ def my_memories(user):
     """The user's documents, each with who first saved it and in which run."""
     first = MemoryVersion.objects.filter(document=OuterRef("pk"), version=1)
     return (
-        MemoryDocument.objects.filter(store__owner=user)
+        documents_readable(user)
+        .filter(store__scope=Scope.USER, store__owner=user)
         .exclude(state=DocState.SUPERSEDED)
         .annotate(
             saved_by=Subquery(first.values("author_name")[:1]),
@@ -40,8 +42,7 @@ def my_memories(user):
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
     readable = has_memory_permission(request.user, "read_memory")
-    documents = my_memories(request.user) if readable else MemoryDocument.objects.none()
-    page = Paginator(documents, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(my_memories(request.user), PAGE_SIZE).get_page(request.GET.get("page"))
     for document in page.object_list:
         if document.saved_by == request.user.get_username():
             document.saved_by = ""  # their own writes need no attribution
@@ -75,11 +76,7 @@ def mine_add(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def mine_act(request: HttpRequest, document_id) -> HttpResponse:
-    document = (
-        MemoryDocument.objects.select_related("store")
-        .filter(store__owner=request.user, pk=document_id)
-        .first()
-    )
+    document = my_memories(request.user).select_related("store").filter(pk=document_id).first()
     if document is None:
         raise Http404("No such memory of yours.")
     memory_action(request, document)

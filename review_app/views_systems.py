@@ -13,8 +13,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_app.access import systems_manageable, systems_readable
-from memory_app.models import DocState, MemoryDocument, System
+from memory_app.access import documents_readable, systems_manageable, systems_readable
+from memory_app.models import DocState, System
 from memory_app.policy import can_curate_store
 from memory_app.services.authoring import memory_author
 from review_app.errors import page_errors
@@ -50,7 +50,8 @@ def systems(request: HttpRequest) -> HttpResponse:
 def system_card(request: HttpRequest, slug: str) -> HttpResponse:
     system = _system(request, slug)
     memories = (
-        MemoryDocument.objects.filter(store=system.store)
+        documents_readable(request.user)
+        .filter(store=system.store)
         .exclude(state=DocState.SUPERSEDED)
         .defer("embedding", "search_vector")
         .order_by("-updated_at", "path")
@@ -86,7 +87,8 @@ def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
 def system_memory_act(request: HttpRequest, slug: str, document_id) -> HttpResponse:
     system = _system(request, slug)
     document = (
-        MemoryDocument.objects.select_related("store__system")
+        documents_readable(request.user)
+        .select_related("store__system")
         .filter(store=system.store, pk=document_id)
         .first()
     )

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.models import GroupMemoryPolicy, SystemGrant
+from memory_app.permissions import can_administer
 from memory_app.services.principals import (
     group_memory_policy_set,
     system_grant_revoke,
@@ -20,7 +21,7 @@ from review_app.forms import GrantForm, TeamPolicyForm
 
 
 def _require_staff(request: HttpRequest) -> None:
-    if not (request.user.is_staff or request.user.is_superuser):
+    if not can_administer(request.user):
         raise PermissionDenied("Teams and grants are managed by staff.")
 
 
