@@ -193,7 +193,10 @@ def store_ref(store: MemoryStore, actor: Actor | None = None) -> str:
 
 
 def _own_or_shared_conversation_q(user: AbstractBaseUser) -> Q:
-    return Q(principal=user) | Q(conversation__participants=user)
+    # A subquery, not a join: no duplicate rows, so no DISTINCT on big tables.
+    return Q(principal=user) | Q(
+        conversation_id__in=Conversation.objects.filter(participants=user).values("id")
+    )
 
 
 def traces_readable(user: AbstractBaseUser) -> QuerySet[ContextTrace]:
@@ -202,7 +205,7 @@ def traces_readable(user: AbstractBaseUser) -> QuerySet[ContextTrace]:
     traces = ContextTrace.objects.all()
     if can_review(user):
         return traces
-    return traces.filter(_own_or_shared_conversation_q(user)).distinct()
+    return traces.filter(_own_or_shared_conversation_q(user))
 
 
 def events_readable(user: AbstractBaseUser) -> QuerySet[MemoryEvent]:
@@ -210,4 +213,4 @@ def events_readable(user: AbstractBaseUser) -> QuerySet[MemoryEvent]:
     events = MemoryEvent.objects.all()
     if can_review(user):
         return events
-    return events.filter(_own_or_shared_conversation_q(user)).distinct()
+    return events.filter(_own_or_shared_conversation_q(user))

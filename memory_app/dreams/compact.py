@@ -98,29 +98,38 @@ def merged_content(main: MemoryDocument, others: list[MemoryDocument]) -> str:
 
 
 def compact(job: DreamJob, progress: Progress) -> dict:
-    documents = list(
-        MemoryDocument.objects.filter(state=DocState.ACTIVE, embedding__isnull=False)
-        .select_related("store")
-        .only(*FIELDS, "embedding", "store__slug")
-        .order_by("store_id", "created_at")
-    )
-    progress.total(len(documents))
-    found = clusters(documents, progress)
-    proposed = 0
-    for cluster in found:
-        main = keeper(cluster)
-        others = [d for d in cluster if d.pk != main.pk]
-        proposed += propose(
-            job,
-            main,
-            action=ReviewAction.MERGE,
-            target_store=main.store,
-            target_path=main.path,
-            content=merged_content(main, others),
-            rationale=(
-                f"{len(others)} near-duplicate(s) of this document in {main.store.slug}: "
-                + ", ".join(d.path for d in others)
-            ),
-            related=cluster,
+    """Store by store, so memory holds one store's documents at a time."""
+    candidates = MemoryDocument.objects.filter(state=DocState.ACTIVE, embedding__isnull=False)
+    store_ids = list(candidates.values_list("store_id", flat=True).distinct().order_by())
+    progress.total(candidates.count())
+    stats = {"documents": 0, "clusters": 0, "proposed": 0}
+    for store_id in store_ids:
+        documents = list(
+            candidates.filter(store_id=store_id)
+            .select_related("store")
+            .only(*FIELDS, "embedding", "store__slug")
+            .order_by("created_at")
         )
-    return {"documents": len(documents), "clusters": len(found), "proposed": proposed}
+        found = clusters(documents, progress)
+        stats["documents"] += len(documents)
+        stats["clusters"] += len(found)
+        stats["proposed"] += sum(_propose_merge(job, cluster) for cluster in found)
+    return stats
+
+
+def _propose_merge(job: DreamJob, cluster: list[MemoryDocument]) -> bool:
+    main = keeper(cluster)
+    others = [d for d in cluster if d.pk != main.pk]
+    return propose(
+        job,
+        main,
+        action=ReviewAction.MERGE,
+        target_store=main.store,
+        target_path=main.path,
+        content=merged_content(main, others),
+        rationale=(
+            f"{len(others)} near-duplicate(s) of this document in {main.store.slug}: "
+            + ", ".join(d.path for d in others)
+        ),
+        related=cluster,
+    )
