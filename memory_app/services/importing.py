@@ -335,17 +335,19 @@ def memory_import(
 ) -> ImportReport:
     """Import an export; all or nothing (see the module docstring)."""
     importer = _Importer(mode, store_map or {})
-    with transaction.atomic():
-        for number, line in _parse(lines):
-            kind = line.get("type")
-            try:
-                if kind == "store":
+    where = "the review decisions"
+    try:
+        with transaction.atomic():
+            for number, line in _parse(lines):
+                where = f"line {number}"
+                if line.get("type") == "store":
                     importer.store_lines[line["ref"]] = line
-                elif kind == "document":
+                elif line.get("type") == "document":
                     importer.document(line)
-            except (KeyError, TypeError, ValueError, DatabaseError) as error:
-                raise InvalidInput(
-                    f"The import was refused; nothing was written. line {number}: {error!r}"
-                ) from error
-        importer.finish()
+            where = "the review decisions"
+            importer.finish()
+    except (KeyError, TypeError, ValueError, DatabaseError) as error:
+        raise InvalidInput(
+            f"The import was refused; nothing was written. {where}: {error!r}"
+        ) from error
     return importer.report

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from memory_app.actors import Actor
+from memory_app.errors import InvalidInput
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryVersion
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.conversations import conversation_open
@@ -163,6 +164,20 @@ def test_a_tampered_history_is_refused_and_nothing_is_written(world):
     assert "does not" in str(raised.value)
     assert not MemoryDocument.objects.exists()
     assert not MemoryVersion.objects.exists()
+
+
+def test_a_malformed_review_decision_is_refused_whole(world):
+    lines = export_text().splitlines()
+    wipe_memory()
+    for index, line in enumerate(lines):
+        if '"reviews": [{' in line:
+            document = json.loads(line)
+            document["reviews"][0]["job_kind"] = "nonsense"
+            lines[index] = json.dumps(document)
+            break
+    with pytest.raises(InvalidInput, match="review decisions"):
+        memory_import(io.StringIO("\n".join(lines)))
+    assert not MemoryDocument.objects.exists()
 
 
 @pytest.mark.parametrize(
