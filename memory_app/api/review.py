@@ -19,7 +19,7 @@ from memory_app.policy import check_can_review
 from memory_app.selectors.documents import document_version
 from memory_app.selectors.review import review_items
 from memory_app.services.curate import document_always_inject_set, document_rollback
-from memory_app.services.promote import promotion_approve, promotion_reject
+from memory_app.services.promote import DECIDED_HERE, promotion_approve, promotion_reject
 
 STATUSES = {
     "pending": [ReviewStatus.PENDING, ReviewStatus.DEFERRED],
@@ -56,7 +56,9 @@ def promotions_list(request: Request) -> Response:
     wanted = request.query_params.get("status", "pending")
     if wanted not in STATUSES:
         raise InvalidInput("Unknown status.", fields={"status": [f"One of {', '.join(STATUSES)}."]})
-    items = review_items(action="promote").filter(status__in=STATUSES[wanted])
+    # Everything approve and reject decide: agents' promotions and the
+    # merges and supersessions dream jobs propose (`action` tells them apart).
+    items = review_items(action=DECIDED_HERE).filter(status__in=STATUSES[wanted])
     if cursor := request.query_params.get("cursor"):
         created, item_id = _after(cursor)
         items = items.filter(created_at__gte=created).exclude(created_at=created, id__lte=item_id)

@@ -7,6 +7,7 @@ import pytest
 import redis
 
 from config.brokers import filesystem_broker
+from memory_app.dreams import consolidate
 from memory_app.dreams.runner import dream_start
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument
 from memory_app.services.conversations import conversation_open
@@ -65,8 +66,6 @@ def test_a_dream_job_runs_on_the_worker(worker, drafts):
 def test_a_failing_job_is_retried_and_ends_without_duplicates(
     worker, drafts, settings, monkeypatch
 ):
-    import memory_app.dreams.consolidate as consolidate
-
     settings.MEMORY_DREAM_RETRY_SECONDS = 0
     real_propose, calls = consolidate.propose, []
 
@@ -87,8 +86,6 @@ def test_a_failing_job_is_retried_and_ends_without_duplicates(
 
 
 def test_a_job_that_keeps_failing_ends_failed_with_its_error(worker, drafts, settings, monkeypatch):
-    import memory_app.dreams.consolidate as consolidate
-
     settings.MEMORY_DREAM_RETRY_SECONDS = 0
 
     def broken(*args, **kwargs):

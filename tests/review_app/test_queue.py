@@ -6,12 +6,13 @@ import pytest
 
 from benchmarks.loading import bulk_load, bulk_pending_promotions
 from memory_app.actors import Actor
-from memory_app.models import DreamReviewItem, MemoryDocument, Trust
+from memory_app.dreams.runner import dream_execute
+from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, Trust
 from memory_app.services.conversations import conversation_open
 from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.stores import store_workspace_ensure
-from tests.factories import UserFactory
+from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -198,10 +199,6 @@ def test_the_queue_stays_bounded_with_500_pending(
 
 
 def test_items_show_related_memory_by_action(client, reviewer, agent):
-    from memory_app.dreams.runner import dream_execute
-    from memory_app.models import DreamJob
-    from tests.factories import WorkspaceStoreFactory, make_document
-
     store = WorkspaceStoreFactory(slug="dup_runbooks")
     text = "To restart payments, roll back the configmap and restart the deployment in prod."
     make_document(store, "runbooks/a", text, title="Restart payments", trust="admin_approved")

@@ -3,9 +3,10 @@
 import pytest
 from rest_framework.test import APIClient
 
-from memory_app.models import DreamReviewItem, MemoryDocument, MemoryEvent
+from memory_app.dreams.runner import dream_execute
+from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryEvent
 from memory_app.services.principals import api_key_issue
-from tests.factories import UserFactory
+from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
 pytestmark = pytest.mark.django_db
@@ -187,3 +188,18 @@ def test_others_cannot_roll_back_or_even_see_it(caller_for, owner):
         f"/api/v1/documents/{first['id']}/rollback", {"version": 1}, format="json"
     )
     assert response.status_code == 404
+
+
+def test_dream_merges_are_listed_and_decided_through_the_same_endpoints(reviewer):
+    store = WorkspaceStoreFactory(slug="api_dups")
+    text = "To restart payments, roll back the configmap and restart the deployment in prod."
+    make_document(store, "runbooks/a", text, title="Restart payments", trust="admin_approved")
+    twin = make_document(store, "runbooks/b", text + "\nCheck errors.", title="Restart payments")
+    dream_execute(DreamJob.objects.create(kind="compact").pk)
+    client = _client(reviewer)
+    listed = client.get("/api/v1/promotions").json()["items"]
+    assert [(i["action"], i["target_path"]) for i in listed] == [("merge", "runbooks/a")]
+    response = client.post(f"/api/v1/promotions/{listed[0]['id']}/approve", {}, format="json")
+    assert response.status_code == 200, response.content
+    twin.refresh_from_db()
+    assert twin.state == "superseded"

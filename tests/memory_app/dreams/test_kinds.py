@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from memory_app.dreams import canary as canary_module
 from memory_app.dreams.runner import dream_execute
 from memory_app.models import (
     DreamJob,
@@ -192,8 +193,6 @@ def test_canary_reports_drift_only_without_writes(monkeypatch):
     first = run("canary")
     assert first.stats["drift"] == [] and first.stats["results"]["canary"]
     assert run("canary").stats["drift"] == []
-    import memory_app.dreams.canary as canary_module
-
     real_rerank = canary_module.rerank
     monkeypatch.setattr(
         canary_module, "rerank", lambda c, q, m: list(reversed(real_rerank(c, q, m)))
