@@ -37,13 +37,21 @@ def install(extra: str = "") -> None:
     """Create the venv and install the project (with an extra) when needed."""
     if not PYTHON.exists():
         sh(sys.executable, "-m", "venv", VENV)
-    target = f".[{extra}]" if extra else "."
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + target.encode()).hexdigest()
+    targets = [f".[{extra}]" if extra else "."]
+    manifests = [ROOT / "pyproject.toml"]
+    if extra == "test":
+        # The client library (client/) is tested against the live server.
+        targets.append("./client")
+        manifests.append(ROOT / "client" / "pyproject.toml")
+    digest = hashlib.sha256(
+        b"".join(path.read_bytes() for path in manifests) + " ".join(targets).encode()
+    ).hexdigest()
     stamp = VENV / f".installed-{extra or 'base'}"
     if stamp.exists() and stamp.read_text() == digest:
         return
     sh(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    sh(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
+    for target in targets:
+        sh(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
     stamp.write_text(digest)
 
 
@@ -93,10 +101,12 @@ def run() -> None:
         flush=True,
     )
     os.environ.setdefault("DJANGO_DEBUG", "true")
-    # One server process (no reloader), so a stop reaches the process that
-    # holds the database connection.
+    # One ASGI server process (Django, /mcp and the event stream; no reloader),
+    # so a stop reaches the process that holds the database connection.
+    host, _, port = address.rpartition(":")
     server = subprocess.Popen(
-        [str(PYTHON), "manage.py", "runserver", address, "--noreload"], cwd=ROOT
+        [str(PYTHON), "-m", "uvicorn", "config.asgi:application", "--host", host, "--port", port],
+        cwd=ROOT,
     )
     children = [server]
     if os.environ.get("MEMORY_WORKER", "true").lower() not in ("0", "false", "no", "off"):

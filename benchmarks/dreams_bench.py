@@ -6,7 +6,9 @@ Loads N generated memories with real embeddings: 40% reviewed in the
 workspace runbooks, 60% drafts spread over 100 conversations (importance
 1-9, so about a third qualify for consolidation). The generator repeats
 symptoms and fixes across services, so the store holds many near-duplicate
-clusters, as a long-lived install does. Each job then runs through
+clusters, as a long-lived install does. It also records usage: 200 popular
+documents injected 100 times each (half of them never marked used) and
+20,000 injections spread at random, a fifth of them marked used. Each job then runs through
 `run_dreams --kind …` in a process of its own; the wall time (process
 start included) and that process's peak RSS are printed.
 """
@@ -44,6 +46,35 @@ def build(documents: int, rng: random.Random) -> None:
     ]
     seconds = bulk_load(plan, agent, rng)
     print(f"loaded {documents} documents in {seconds:.0f} s")
+    load_usage(agent, [c.conversation for c in conversations], rng)
+
+
+def load_usage(agent, conversations, rng: random.Random) -> None:
+    from memory_app.models import MemoryDocument, MemoryUsage
+
+    ids = list(MemoryDocument.objects.values_list("pk", flat=True))
+    popular = rng.sample(ids, min(200, len(ids)))
+    ignored = set(popular[:100])
+    picks = [pk for pk in popular for _ in range(100)] + rng.choices(ids, k=20_000)
+    MemoryUsage.objects.bulk_create(
+        (
+            MemoryUsage(
+                run_id=f"run-{rng.randrange(2000)}",
+                conversation=rng.choice(conversations),
+                principal=agent,
+                document_id=pk,
+                version=1,
+                rank=1,
+                score=0.5,
+                block="untrusted",
+                tokens=40,
+                hit=pk not in ignored and rng.random() < 0.2,
+            )
+            for pk in picks
+        ),
+        batch_size=2000,
+    )
+    print(f"recorded {len(picks)} injections")
 
 
 # The child reports its own high-water mark: VmHWM belongs to the memory
@@ -85,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     setup_django()
     build(args.documents, random.Random(7))
-    for kind in ("consolidate", "compact"):
+    for kind in ("consolidate", "compact", "contradictions", "usage"):
         run_job(kind)
 
 

@@ -27,11 +27,12 @@ def bulk_load(
     from django.utils import timezone
 
     from memory_app.embeddings import document_text, get_backend
-    from memory_app.hashing import GENESIS, chain_sha256, sha256_text
+    from memory_app.hashing import GENESIS, chain_key_current, chain_sha256, sha256_text
     from memory_app.models import MemoryDocument, MemoryVersion
 
     started = time.perf_counter()
     backend = get_backend()
+    key = chain_key_current()
     for offset in range(0, len(placements), BATCH):
         chunk = placements[offset : offset + BATCH]
         rows = [memory(rng, offset + i) for i in range(len(chunk))]
@@ -64,6 +65,7 @@ def bulk_load(
                 content=d.content,
                 sha256=d.content_sha256,
                 chain_sha256=chain_sha256(
+                    key=key,
                     previous_chain=GENESIS,
                     version=1,
                     change="create",
@@ -71,6 +73,7 @@ def bulk_load(
                     author_name=author.username,
                     created_at=now,
                 ),
+                chain_key_id=key.id,
                 author=author,
                 author_name=author.username,
                 created_at=now,

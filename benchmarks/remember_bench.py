@@ -38,6 +38,7 @@ def main() -> None:
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     settings.MEMORY_RUN_WRITE_CAP = 10**9
     settings.MEMORY_RATE_LIMIT_PER_MINUTE = 10**9
+    settings.MEMORY_API_WRITE_RATE = "1000000/minute"
     agent = principal_upsert(username="bench-agent", service_account=True)
     conversation = conversation_open(user=agent, external_id="bench-conversation")
     rng = random.Random(7)

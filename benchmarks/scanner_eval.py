@@ -1,84 +1,187 @@
-"""Recall and false-positive rate of the safety scanner, per detector kind,
-side by side with detect-secrets on the same corpus.
+"""Recall and false-positive rate of the safety scanner, per kind and per source.
 
-    .venv/bin/python benchmarks/scanner_eval.py [--per-kind 16]
+    .venv/bin/python benchmarks/scanner_eval.py [--corpora DIR] [--per-kind 16]
 
-The corpus (tests/memory_app/safety/corpus.py) is generated at run time from
-a fixed seed. detect-secrets scans each sample as a file with its default
-plugins and filters, which is how it is normally run.
+Two kinds of data are scored separately, because they answer different
+questions:
+
+* the public development sets (`secrets.jsonl`, `logs.jsonl`,
+  `injection.jsonl` in DIR, by default the nearest `shared/corpora` above
+  the repository): text we did not write, which says how the scanner holds on
+  real data;
+* our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
+  which says whether the intended cases are covered.
+
+For a public set, an item counts as caught when a finding of that set's
+family fires (a credential rule on `secrets.jsonl`, the log-dump rule on
+`logs.jsonl`, an injection rule on `injection.jsonl`); "any" also counts a
+negative flagged by another family, which is what a writer would see.
 """
 
 import argparse
+import json
 import os
+import re
 import sys
-import tempfile
-import time
 from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-import django
+import django  # noqa: E402
 
 django.setup()
 
 from memory_app.safety import scan_fields  # noqa: E402
+from memory_app.safety.registry import family_of  # noqa: E402
 from tests.memory_app.safety.corpus import build_corpus  # noqa: E402
 
+PUBLIC_SETS = ("secrets", "logs", "injection")
 
-def ours(samples) -> list[bool]:
+# Positives of secrets.jsonl that DESIGN §3 does not ask the scanner to
+# block: resource names and password hashes, not credentials. They are
+# counted as "out of policy" unless the text also names a credential.
+# Placeholders never block (xxxx, one repeated character, <your-token>,
+# EXAMPLE, changeme), so a positive made of one is out of policy too.
+PLACEHOLDER = re.compile(
+    r"x{4,}|X{4,}|(\w)\1{7,}|\*{4,}|#{4,}|<[^<>\n]*>|\byour[_ -]?|example|changeme", re.I
+)
+OUT_OF_POLICY = re.compile(
+    r"\$(?:1|2[abxy]?|5|6|8|9|y|krb5\w*|argon2\w*|pbkdf2\w*)\$"  # crypt(3)-style hashes
+    r"|\barn:aws:|amazonaws\.com|storage\.googleapis\.com|\.blob\.core\.windows\.net"
+    r"|\.jfrog\.io\b|\.apps\.googleusercontent\.com"
+    r"|^\W*(?:#\s*)?\w*_?USER(?:NAME)?\s*[=:]",  # a user name alone
+    re.I | re.M,
+)
+NAMES_A_CREDENTIAL = re.compile(
+    r"secret|passw|pwd|token|api[_-]?key|private|-----BEGIN|bearer|authorization", re.I
+)
+DEFAULT_CORPORA = next(
+    (p / "shared" / "corpora" for p in ROOT.parents if (p / "shared" / "corpora").is_dir()),
+    ROOT.parent / "shared" / "corpora",
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    text: str
+    positive: bool
+    kind: str
+    source: str
+    family: str  # the family expected to fire on a positive
+    in_policy: bool = True
+
+
+def public_items(corpora: Path, name: str) -> list[Item]:
+    items = []
+    with open(corpora / f"{name}.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            repo = row["source"].split(":", 1)[0]
+            text = row["text"]
+            in_policy = not (
+                name == "secrets"
+                and row["label"] == "positive"
+                and (
+                    (OUT_OF_POLICY.search(text) and not NAMES_A_CREDENTIAL.search(text))
+                    or PLACEHOLDER.search(text)
+                )
+            )
+            items.append(Item(text, row["label"] == "positive", row["kind"], repo, name, in_policy))
+    return items
+
+
+def own_items(per_kind: int) -> list[Item]:
+    family = {"secrets": "secrets", "entropy": "secrets", "logs": "logs", "injection": "injection"}
     return [
-        any(f.blocking for f in scan_fields({"content": s.text}, conversation_store=False))
-        for s in samples
+        Item(s.text, s.positive, s.kind, "own corpus", family.get(s.family, ""))
+        for s in build_corpus(per_kind=per_kind)
     ]
 
 
-def detect_secrets_flags(samples) -> list[bool]:
-    from detect_secrets import SecretsCollection
-    from detect_secrets.settings import default_settings
-
-    with tempfile.TemporaryDirectory() as folder, default_settings():
-        paths = []
-        for index, sample in enumerate(samples):
-            path = Path(folder) / f"sample_{index}.txt"
-            path.write_text(sample.text)
-            paths.append(str(path))
-        collection = SecretsCollection()
-        collection.scan_files(*paths)
-        flagged = {Path(name).name for name in collection.files}
-    return [f"sample_{i}.txt" in flagged for i in range(len(samples))]
+def families_flagged(text: str) -> set[str]:
+    findings = scan_fields({"content": text}, conversation_store=False)
+    return {family_of(f.detector) for f in findings if f.blocking}
 
 
-def report(name: str, samples, flags: list[bool], seconds: float) -> None:
-    by_kind: dict[str, list[bool]] = defaultdict(list)
-    for sample, flag in zip(samples, flags, strict=True):
-        by_kind[("+ " if sample.positive else "- ") + sample.kind].append(flag)
-    positives = [f for s, f in zip(samples, flags, strict=True) if s.positive]
-    negatives = [f for s, f in zip(samples, flags, strict=True) if not s.positive]
-    print(f"\n== {name}: {len(samples)} samples in {seconds * 1000:.0f} ms")
-    print(
-        f"recall {sum(positives) / len(positives):.3f} on {len(positives)} positives; "
-        f"false positives {sum(negatives) / len(negatives):.3f} on {len(negatives)} negatives"
-    )
-    for kind, kind_flags in sorted(by_kind.items()):
-        rate = sum(kind_flags) / len(kind_flags)
-        label = "recall" if kind.startswith("+") else "flagged"
-        print(f"  {kind:<28} {label} {rate:.2f}  (n={len(kind_flags)})")
+@dataclass
+class Tally:
+    positives: int = 0
+    caught: int = 0
+    negatives: int = 0
+    flagged_same: int = 0
+    flagged_any: int = 0
+
+    def add(self, item: Item, families: set[str], family: str) -> None:
+        if item.positive:
+            self.positives += 1
+            self.caught += (item.family or family) in families
+        else:
+            self.negatives += 1
+            self.flagged_same += family in families
+            self.flagged_any += bool(families)
+
+    def row(self, label: str) -> str:
+        recall = f"{self.caught / self.positives:.3f}" if self.positives else "—"
+        same = f"{self.flagged_same / self.negatives:.3f}" if self.negatives else "—"
+        any_ = f"{self.flagged_any / self.negatives:.3f}" if self.negatives else "—"
+        return (
+            f"| {label} | {self.caught}/{self.positives} | {recall} | "
+            f"{self.flagged_same}/{self.negatives} | {same} | {any_} |"
+        )
+
+
+HEADER = (
+    "| {} | caught | recall | flagged | FPR (this family) | FPR (any) |\n|---|---|---|---|---|---|"
+)
+
+
+def score(name: str, items: Iterable[Item], family: str, *, min_kind: int) -> dict[str, Tally]:
+    total, by_source, by_kind = Tally(), defaultdict(Tally), defaultdict(Tally)
+    in_policy = Tally()
+    for item in items:
+        families = families_flagged(item.text)
+        for tally in (total, by_source[item.source], by_kind[item.kind]):
+            tally.add(item, families, family)
+        if item.in_policy:
+            in_policy.add(item, families, family)
+    print(f"\n### {name}\n")
+    print(HEADER.format("all"))
+    print(total.row("**all**"))
+    if in_policy.positives != total.positives:
+        print(in_policy.row("**in policy**"))
+    print("\n" + HEADER.format("source"))
+    for source, tally in sorted(by_source.items()):
+        print(tally.row(source))
+    print("\n" + HEADER.format("kind"))
+    small = Tally()
+    for kind, tally in sorted(by_kind.items()):
+        if tally.positives + tally.negatives >= min_kind:
+            print(tally.row(kind))
+        else:
+            for field in vars(small):
+                setattr(small, field, getattr(small, field) + getattr(tally, field))
+    if small.positives or small.negatives:
+        print(small.row(f"(kinds with fewer than {min_kind} items)"))
+    return {"all": total}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
+    parser.add_argument("--only", choices=[*PUBLIC_SETS, "own"], action="append")
     args = parser.parse_args()
-    samples = build_corpus(per_kind=args.per_kind)
-    for name, scanner in [
-        ("memory_app.safety", ours),
-        ("detect-secrets 1.5.0", detect_secrets_flags),
-    ]:
-        started = time.perf_counter()
-        flags = scanner(samples)
-        report(name, samples, flags, time.perf_counter() - started)
+    chosen = args.only or [*PUBLIC_SETS, "own"]
+    for name in PUBLIC_SETS:
+        if name in chosen:
+            score(f"{name}.jsonl", public_items(args.corpora, name), name, min_kind=5)
+    if "own" in chosen:
+        score("own corpus", own_items(args.per_kind), "secrets", min_kind=1)
 
 
 if __name__ == "__main__":

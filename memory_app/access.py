@@ -94,6 +94,8 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
         raise InvalidInput("A store name is required.", fields={"store": ["Name a store."]})
     user = actor.user
     if name == "conversation":
+        if actor.conversation is None and actor.conversation_name:
+            return _not_yet_created_store(actor.conversation_name)
         if actor.conversation is None:
             raise InvalidInput(
                 "The conversation store needs the X-Memory-Conversation header.",
@@ -127,6 +129,18 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
     return store
 
 
+def _not_yet_created_store(external_id: str) -> MemoryStore:
+    """What a read sees of a conversation no write has created yet: an empty
+    store (API.md), unsaved, with an id no row has, so it lists nothing."""
+    return MemoryStore(
+        pk=0,
+        scope=Scope.CONVERSATION,
+        slug="conversation",
+        name=f"conversation {external_id}",
+        conversation=Conversation(external_id=external_id),
+    )
+
+
 def access_document(
     actor: Actor,
     *,
@@ -156,15 +170,26 @@ def access_document(
     return document
 
 
-def access_conversation(*, user: AbstractBaseUser, external_id: str) -> Conversation:
+def access_conversation(
+    *, user: AbstractBaseUser, external_id: str, create: bool
+) -> Conversation | None:
     """The conversation of the X-Memory-Conversation header.
 
-    First use creates it, with the user as participant, and its store; a
-    user who is not a participant gets NotFound.
+    A write (`create`) creates it on first use, with the user as participant,
+    and its store; a read naming an unknown one gets None and creates
+    nothing, so no one can claim an id before its rightful user's first
+    write. A user who is not a participant of an existing one gets NotFound.
     """
-    from memory_app.services.conversations import conversation_open
+    from memory_app.services.conversations import conversation_find, conversation_open
 
-    conversation = conversation_open(user=user, external_id=external_id)
+    if create:
+        conversation = conversation_open(user=user, external_id=external_id)
+    else:
+        conversation = conversation_find(user=user, external_id=external_id)
+        if conversation is None:
+            return None
+        if not conversation.joined:
+            conversation = None
     if conversation is None:
         raise NotFound("No such conversation.")
     return conversation

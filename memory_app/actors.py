@@ -21,6 +21,8 @@ class Actor:
     agent: AbstractBaseUser
     conversation: Conversation | None = None
     run_id: str = ""
+    # The X-Memory-Conversation a read named when no such conversation exists yet.
+    conversation_name: str = ""
 
     @property
     def on_behalf_of(self) -> AbstractBaseUser | None:

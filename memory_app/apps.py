@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.db import connections
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
 
 
@@ -17,4 +18,8 @@ class MemoryAppConfig(AppConfig):
     verbose_name = "Agent memory"
 
     def ready(self) -> None:
+        from memory_app import checks  # noqa: F401  (registers the database checks)
+        from memory_app.selectors.search import vector_search_session
+
         post_migrate.connect(_seed_after_migrate, sender=self, dispatch_uid="memory_seed")
+        connection_created.connect(vector_search_session, dispatch_uid="vector_search_session")

@@ -69,13 +69,16 @@ class MiniLMBackend:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Batches of similar length, so a batch is padded to little more than its texts."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        rows = []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         with self._lock:
-            for start in range(0, len(texts), self._batch_size):
-                rows.append(self._embed_batch(texts[start : start + self._batch_size]))
-        return np.vstack(rows)
+            for start in range(0, len(order), self._batch_size):
+                chunk = order[start : start + self._batch_size]
+                out[chunk] = self._embed_batch([texts[i] for i in chunk])
+        return out
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch([text or " " for text in texts])

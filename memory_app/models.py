@@ -255,6 +255,11 @@ class DocState(models.TextChoices):
     TOMBSTONED = "tombstoned"
 
 
+# Live documents: readable and retrievable. A constrained one is under review
+# and is injected only among the untrusted candidates.
+LIVE_STATES = (DocState.ACTIVE, DocState.CONSTRAINED)
+
+
 class MemoryDocument(models.Model):
     """The current head of a path-addressed document; its history is MemoryVersion."""
 
@@ -362,14 +367,17 @@ class ChangeKind(models.TextChoices):
     TOMBSTONE = "tombstone"
     RESTORE = "restore"
     SUPERSEDE = "supersede"
+    REDACT = "redact"
 
 
 class MemoryVersion(models.Model):
     """One immutable row per change of a document: the write-ahead log.
 
-    PostgreSQL refuses UPDATE and DELETE of these rows (trigger in migration
-    0002). `chain_sha256` hashes the previous version's chain hash with this
-    version's content hash, actor and time, so a rewritten history shows.
+    PostgreSQL refuses UPDATE, DELETE and TRUNCATE of these rows (triggers
+    in migrations 0002 and 0006; only a redaction or a re-keying rewrites
+    them). `chain_sha256` is an HMAC, with the key named by `chain_key_id`,
+    of the previous version's chain hash and this version's content hash,
+    actor and time, so a history rewritten without the key shows.
     """
 
     document = models.ForeignKey(MemoryDocument, on_delete=models.PROTECT, related_name="versions")
@@ -381,6 +389,9 @@ class MemoryVersion(models.Model):
     sha256 = models.CharField(max_length=64)
     parent_sha256 = models.CharField(max_length=64, blank=True)
     chain_sha256 = models.CharField(max_length=64)
+    chain_key_id = models.CharField(
+        max_length=16, blank=True, help_text="Fingerprint of the key that signed the link."
+    )
     metadata = models.JSONField(
         default=dict,
         blank=True,
@@ -533,6 +544,7 @@ class DreamKind(models.TextChoices):
     EMBED = "embed"
     RESCAN = "rescan"
     CANARY = "canary"
+    USAGE = "usage"
 
 
 class JobStatus(models.TextChoices):
@@ -655,6 +667,9 @@ class DreamReviewItem(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "created_at"], name="reviewitem_queue"),
+            # The write quotas count an agent's requests per run and per minute.
+            models.Index(fields=["proposed_by", "run_id"], name="reviewitem_proposer_run"),
+            models.Index(fields=["proposed_by", "created_at"], name="reviewitem_proposer_time"),
         ]
 
     def __str__(self) -> str:
@@ -690,3 +705,56 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.type}"
+
+
+class Webhook(models.Model):
+    """An HTTPS endpoint staff registered for some event types (memory_app/webhooks/).
+
+    `cursor` is the last outbox event the dispatcher has considered for it, so
+    each endpoint receives every matching event once, from its registration on.
+    """
+
+    url = models.URLField(max_length=500)
+    event_types = ArrayField(models.CharField(max_length=60))
+    secret = models.CharField(max_length=64)
+    active = models.BooleanField(default=True)
+    cursor = models.BigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending"
+    RETRYING = "retrying"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class WebhookDelivery(models.Model):
+    """One event sent (or being sent) to one webhook, with the last attempt's outcome."""
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(MemoryEvent, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["webhook", "event"], name="delivery_once"),
+            models.CheckConstraint(condition=_in("status", DeliveryStatus), name="delivery_status"),
+        ]
+        indexes = [models.Index(fields=["webhook", "-id"], name="delivery_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.webhook_id} ← #{self.event_id} {self.status}"

@@ -15,8 +15,16 @@ from django.utils import timezone
 
 from memory_app.access import systems_manageable
 from memory_app.actors import Actor
-from memory_app.errors import PermissionDenied, PolicyDenied, RateLimited
-from memory_app.models import DocState, DocType, MemoryDocument, MemoryStore, MemoryVersion, Scope
+from memory_app.errors import InvalidInput, PermissionDenied, PolicyDenied, RateLimited
+from memory_app.models import (
+    DocState,
+    DocType,
+    DreamReviewItem,
+    MemoryDocument,
+    MemoryStore,
+    MemoryVersion,
+    Scope,
+)
 from memory_app.permissions import can_review, has_memory_permission, is_service_account
 
 RATE_WINDOW = timedelta(minutes=1)
@@ -128,6 +136,22 @@ def check_can_govern(user, document: MemoryDocument) -> None:
         raise PermissionDenied("Pins and removals here need a reviewer or the system's manager.")
 
 
+def can_redact(user, document: MemoryDocument) -> bool:
+    """May this person remove text from the document's whole history?
+
+    Reviewers anywhere; otherwise only the owner, in their own user store
+    (a redaction rewrites what every past reader saw).
+    """
+    if not can_curate(user, document):
+        return False
+    return can_review(user) or document.store.scope == Scope.USER
+
+
+def check_can_redact(user, document: MemoryDocument) -> None:
+    if not can_redact(user, document):
+        raise PermissionDenied("Redaction needs a reviewer, or the owner of a private store.")
+
+
 def check_can_review(user) -> None:
     """Deciding promotions needs "review promotions", and a person."""
     if not can_review(user) or is_service_account(user):
@@ -143,32 +167,45 @@ def check_document_writable(state: str) -> None:
 
 
 def check_write_quota(actor: Actor) -> None:
-    """Per-run cap and per-minute rate of a service account.
+    """Per-run cap and per-minute rate of a service account, over every write.
 
-    Runs inside the write's transaction after an advisory lock on the
-    caller, so concurrent writes of one agent cannot overshoot the cap.
+    New versions, promotion proposals and deletion requests all count. A
+    service account must name its run (X-Memory-Run): without one the run
+    cap could not apply. Call inside the write's transaction: an advisory
+    lock on the caller makes concurrent writes of one agent queue here, so
+    they cannot overshoot the cap.
     """
     agent = actor.agent
     if not is_service_account(agent):
         return
+    if not actor.run_id:
+        raise InvalidInput(
+            "Service accounts name their run in X-Memory-Run; the per-run write cap counts it.",
+            fields={"X-Memory-Run": ["Required for service accounts on writes."]},
+        )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtext('memory_write_quota'), %s)", [agent.pk]
         )
+    versions = MemoryVersion.objects.filter(author=agent)
+    requests = DreamReviewItem.objects.filter(proposed_by=agent)
     cap = settings.MEMORY_RUN_WRITE_CAP
-    if actor.run_id and (
-        MemoryVersion.objects.filter(author=agent, run_id=actor.run_id).count() >= cap
-    ):
+    run = Q(run_id=actor.run_id)
+    if versions.filter(run).count() + requests.filter(run).count() >= cap:
         raise RateLimited(
             f"This run has made its {cap} writes; start a new run to write more.",
             retry_after=3600,
         )
     since = timezone.now() - RATE_WINDOW
-    recent = MemoryVersion.objects.filter(author=agent, created_at__gte=since)
+    recent = sorted(
+        [
+            *versions.filter(created_at__gte=since).values_list("created_at", flat=True),
+            *requests.filter(created_at__gte=since).values_list("created_at", flat=True),
+        ]
+    )
     limit = settings.MEMORY_RATE_LIMIT_PER_MINUTE
-    if recent.count() >= limit:
-        oldest = recent.order_by("created_at").values_list("created_at", flat=True).first()
-        wait = (oldest + RATE_WINDOW - timezone.now()).total_seconds() if oldest else 60
+    if len(recent) >= limit:
+        wait = (recent[-limit] + RATE_WINDOW - timezone.now()).total_seconds()
         raise RateLimited(
             f"At most {limit} writes a minute; slow down.", retry_after=max(1, int(wait) + 1)
         )

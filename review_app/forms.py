@@ -58,6 +58,10 @@ class CurateForm(ErrorTextMixin, forms.Form):
         return data
 
 
+class RedactForm(ErrorTextMixin, forms.Form):
+    text = forms.CharField(max_length=20_000, strip=False)
+
+
 class DeletionForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(choices=[("confirm", "confirm"), ("decline", "decline")])
     note = forms.CharField(required=False, max_length=2000)
@@ -154,3 +158,15 @@ class GrantForm(ErrorTextMixin, forms.Form):
 class TeamPolicyForm(ErrorTextMixin, forms.Form):
     read = forms.BooleanField(required=False)
     manage = forms.BooleanField(required=False)
+
+
+class WebhookForm(ErrorTextMixin, forms.Form):
+    url = forms.URLField(label="HTTPS URL", max_length=500, assume_scheme="https")
+    event_types = forms.CharField(
+        label="Event types",
+        max_length=1000,
+        help_text="Comma-separated: memory.write.blocked, memory.promotion.*, or * for all.",
+    )
+
+    def clean_event_types(self) -> list[str]:
+        return [t.strip() for t in self.cleaned_data["event_types"].split(",") if t.strip()]

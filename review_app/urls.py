@@ -13,6 +13,7 @@ from review_app import (
     views_systems,
     views_teams,
     views_usage,
+    views_webhooks,
 )
 
 app_name = "review"
@@ -40,6 +41,8 @@ urlpatterns = [
     path("teams/grants", views_teams.grant_add, name="grant-add"),
     path("teams/grants/<int:grant_id>/remove", views_teams.grant_remove, name="grant-remove"),
     path("teams/<int:team_id>/policy", views_teams.team_policy, name="team-policy"),
+    path("webhooks/", views_webhooks.webhooks, name="webhooks"),
+    path("webhooks/<int:webhook_id>/toggle", views_webhooks.webhook_toggle, name="webhook-toggle"),
     path("mine/", views_mine.mine, name="mine"),
     path("mine/add", views_mine.mine_add, name="mine-add"),
     path("mine/<uuid:document_id>/", views_mine.mine_act, name="mine-act"),
@@ -56,5 +59,10 @@ urlpatterns = [
         "documents/<uuid:document_id>/curate",
         views_documents.document_curate,
         name="document-curate",
+    ),
+    path(
+        "documents/<uuid:document_id>/redact",
+        views_documents.document_redact_page,
+        name="document-redact",
     ),
 ]

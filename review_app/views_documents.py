@@ -10,16 +10,17 @@ from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
 from memory_app.errors import NotFound
 from memory_app.models import DocState
-from memory_app.policy import can_curate, can_govern
+from memory_app.policy import can_curate, can_govern, can_redact
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.curate import (
     document_always_inject_set,
     document_rollback,
     document_state_set,
 )
+from memory_app.services.redact import document_redact
 from review_app.diffs import side_by_side
 from review_app.errors import page_errors
-from review_app.forms import CurateForm
+from review_app.forms import CurateForm, RedactForm
 
 HISTORY_LIMIT = 200
 
@@ -47,6 +48,7 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
         "chain": version_chain_verify(document),
         "may_roll_back": can_curate(request.user, document),
         "may_govern": can_govern(request.user, document),
+        "may_redact": can_redact(request.user, document),
         "tombstoned": document.state == DocState.TOMBSTONED,
         "active_page": "browser",
     }
@@ -92,4 +94,25 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
                 reason=reason,
             )
         messages.success(request, f"Done: {action}.")
+    return redirect("review:document", document_id=document.pk)
+
+
+@require_POST
+@login_required
+def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
+    """Remove a text from the whole history; the message says where, never what."""
+    document = _document(request, document_id)
+    form = RedactForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form.error_text())
+        return redirect("review:document", document_id=document.pk)
+    with page_errors(request):
+        result = document_redact(
+            user=request.user, document=document, text=form.cleaned_data["text"]
+        )
+        messages.success(
+            request,
+            f"Redacted {result.occurrences} occurrence(s) in version(s) "
+            f"{', '.join(map(str, result.versions))}.",
+        )
     return redirect("review:document", document_id=document.pk)

@@ -6,6 +6,7 @@ data in MEMORY_DATA_DIR.
 """
 
 import pytest
+from django.core.cache import cache
 from django.db import connections
 from rest_framework.test import APIClient
 
@@ -26,6 +27,12 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
 def _fast_password_hashing(settings):
     # Production hashing takes ~0.5 s a password by design; tests make many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counters():
+    # The API throttles count in the cache, which outlives a test's transaction.
+    cache.clear()
 
 
 @pytest.fixture
@@ -58,3 +65,17 @@ def api_client_for():
         return client
 
     return make
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker):
+    """uvicorn serving config.asgi (Django and /mcp); tests using it need
+    `transactional_db` so the server's connections see their data."""
+    from tests.live_asgi import LiveAsgiServer, server_connections_close
+
+    server = LiveAsgiServer()
+    server.start()
+    yield server
+    server.stop()
+    with django_db_blocker.unblock():
+        server_connections_close()

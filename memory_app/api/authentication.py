@@ -3,7 +3,7 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from memory_app.services.principals import api_key_authenticate
+from memory_app.services.principals import api_key_find
 
 _SCHEMES = {b"token", b"bearer"}
 
@@ -19,10 +19,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw_key = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Invalid API key.") from None
-        user = api_key_authenticate(raw_key)
-        if user is None:
+        key = api_key_find(raw_key)
+        if key is None:
             raise exceptions.AuthenticationFailed("Invalid API key.")
-        return (user, None)
+        # The key itself is `request.auth`: throttles count per key.
+        return (key.user, key)
 
     def authenticate_header(self, request):
         return 'Token realm="api"'

@@ -5,12 +5,13 @@ import re
 from pydantic import BaseModel, ValidationError
 from rest_framework.request import Request
 
-from memory_app.access import access_conversation, access_user_by_name
+from memory_app.access import access_conversation
 from memory_app.actors import Actor
-from memory_app.errors import InvalidInput, PermissionDenied
-from memory_app.permissions import can_act_on_behalf
+from memory_app.api.behalf import HEADER, principal_for
+from memory_app.api.validation import RUNTIME_VALUE
+from memory_app.errors import InvalidInput
 
-_HEADER_VALUE = re.compile(r"^[\w.:@/+=-]{1,200}$")
+_HEADER_VALUE = re.compile(RUNTIME_VALUE, re.ASCII)
 
 
 def _header(request: Request, name: str) -> str | None:
@@ -26,28 +27,28 @@ def _header(request: Request, name: str) -> str | None:
     return value
 
 
-def actor_from_request(request: Request) -> Actor:
+def actor_from_request(request: Request, *, create_conversation: bool = False) -> Actor:
     """Resolve X-Memory-On-Behalf-Of, X-Memory-Conversation and X-Memory-Run.
 
     Only holders of "act on behalf" may send the first (403 otherwise); a
-    conversation the principal does not take part in is a 404.
+    conversation the principal does not take part in is a 404. Only a write
+    (`create_conversation`) creates a conversation that does not exist yet.
     """
     agent = request.user
-    user = agent
-    behalf = _header(request, "X-Memory-On-Behalf-Of")
-    if behalf is not None:
-        if not can_act_on_behalf(agent):
-            raise PermissionDenied("You may not act on behalf of other users.")
-        user = access_user_by_name(behalf)
+    _header(request, HEADER)  # a malformed name is a 400 before any rights check
+    user = principal_for(request)
     conversation_id = _header(request, "X-Memory-Conversation")
     conversation = (
-        access_conversation(user=user, external_id=conversation_id) if conversation_id else None
+        access_conversation(user=user, external_id=conversation_id, create=create_conversation)
+        if conversation_id
+        else None
     )
     return Actor(
         user=user,
         agent=agent,
         conversation=conversation,
         run_id=_header(request, "X-Memory-Run") or "",
+        conversation_name=conversation_id if conversation_id and conversation is None else "",
     )
 
 

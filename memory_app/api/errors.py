@@ -7,7 +7,8 @@ reaches the client as an HTML page or a 500 with a traceback.
 import logging
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -27,6 +28,13 @@ _DRF_CODES = {
     exceptions.Throttled: ("rate_limited", status.HTTP_429_TOO_MANY_REQUESTS),
     exceptions.ParseError: ("invalid_input", status.HTTP_400_BAD_REQUEST),
 }
+
+
+def not_found(request, exception=None):
+    """Django's 404 handler: the error shape under /api/, the usual page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "not_found", "detail": "Not found."}, status=404)
+    return page_not_found(request, exception)
 
 
 def error_response(code: str, detail: str, http_status: int, **extra) -> Response:

@@ -6,14 +6,18 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memory_app.api.behalf import principal_for
+from memory_app.api.validation import RUNTIME_VALUE_SCHEMA
 from memory_app.errors import InvalidInput, NotFound
-from memory_app.models import Conversation
+from memory_app.models import Conversation, MemoryEvent
 from memory_app.selectors.events import events_after
 
 PAGE = 100
+MAX_PAGE = 500
+MAX_ID = 2**63 - 1
 
 
-def _int_param(request: Request, name: str, default: int, maximum: int | None = None) -> int:
+def _int_param(request: Request, name: str, default: int, minimum: int, maximum: int) -> int:
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return default
@@ -23,7 +27,7 @@ def _int_param(request: Request, name: str, default: int, maximum: int | None = 
         raise InvalidInput(
             f"{name} must be an integer.", fields={name: ["Not an integer."]}
         ) from None
-    if value < 0 or (maximum is not None and value > maximum):
+    if not minimum <= value <= maximum:
         raise InvalidInput(f"{name} is out of range.", fields={name: ["Out of range."]})
     return value
 
@@ -32,9 +36,25 @@ def _int_param(request: Request, name: str, default: int, maximum: int | None = 
     operation_id="events_list",
     summary="Events after a cursor, oldest first",
     parameters=[
-        OpenApiParameter("after", int, description="Return events with a larger id."),
-        OpenApiParameter("conversation", str, description="Only this conversation's events."),
-        OpenApiParameter("limit", int, description="At most this many (1-500, default 100)."),
+        OpenApiParameter(
+            "after",
+            {"type": "integer", "minimum": 0, "maximum": MAX_ID},
+            description="Return events with a larger id.",
+        ),
+        OpenApiParameter(
+            "conversation", RUNTIME_VALUE_SCHEMA, description="Only this conversation's events."
+        ),
+        OpenApiParameter(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+            description=f"At most this many (default {PAGE}).",
+        ),
+        OpenApiParameter(
+            "X-Memory-On-Behalf-Of",
+            RUNTIME_VALUE_SCHEMA,
+            OpenApiParameter.HEADER,
+            description="Read as this user (needs the act-on-behalf permission).",
+        ),
     ],
     responses=inline_serializer(
         "EventPage",
@@ -47,28 +67,37 @@ def _int_param(request: Request, name: str, default: int, maximum: int | None = 
 )
 @api_view(["GET"])
 def events_list(request: Request) -> Response:
-    after = _int_param(request, "after", 0, maximum=2**63 - 1)
-    limit = max(1, _int_param(request, "limit", PAGE, maximum=500))
+    after = _int_param(request, "after", 0, minimum=0, maximum=MAX_ID)
+    limit = _int_param(request, "limit", PAGE, minimum=1, maximum=MAX_PAGE)
+    events = events_page(request, after=after, limit=limit)
+    return Response(
+        {
+            "events": [event_json(event) for event in events],
+            "next_after": events[-1].id if events else after,
+        }
+    )
+
+
+def events_page(request: Request, *, after: int, limit: int) -> list[MemoryEvent]:
+    """The events after a cursor that this request may see (as the
+    On-Behalf-Of user, when one is named): the polling endpoint and the
+    stream (api/stream.py) both read through here."""
+    user = principal_for(request)
     conversation = None
     if external_id := request.query_params.get("conversation"):
         # A filter never creates the conversation it names.
         conversation = Conversation.objects.filter(
-            external_id=external_id[:200], participants=request.user
+            external_id=external_id[:200], participants=user
         ).first()
         if conversation is None:
             raise NotFound("No such conversation.")
-    events = events_after(request.user, after=after, conversation=conversation, limit=limit)
-    return Response(
-        {
-            "events": [
-                {
-                    "id": event.id,
-                    "type": event.type,
-                    "created_at": event.created_at.isoformat(),
-                    "payload": event.payload,
-                }
-                for event in events
-            ],
-            "next_after": events[-1].id if events else after,
-        }
-    )
+    return events_after(user, after=after, conversation=conversation, limit=limit)
+
+
+def event_json(event: MemoryEvent) -> dict:
+    return {
+        "id": event.id,
+        "type": event.type,
+        "created_at": event.created_at.isoformat(),
+        "payload": event.payload,
+    }

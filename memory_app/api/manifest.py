@@ -9,7 +9,8 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memory_app.api.tools import TOOL_VIEWS
+from memory_app.api.catalog import ALL_TOOL_VIEWS
+from memory_app.errors import InvalidInput
 
 
 def _inline_defs(model: type[BaseModel]) -> dict:
@@ -39,7 +40,7 @@ def tool_definitions() -> tuple[dict, ...]:
             "write": view.write,
             "input_schema": _inline_defs(view.input_model),
         }
-        for view in TOOL_VIEWS
+        for view in ALL_TOOL_VIEWS
     )
 
 
@@ -57,6 +58,12 @@ def tool_definitions() -> tuple[dict, ...]:
 )
 @api_view(["GET"])
 def tools_manifest(request: Request) -> Response:
-    include_write = request.query_params.get("include_write_tools", "").lower() in {"true", "1"}
+    raw = request.query_params.get("include_write_tools", "false").lower()
+    if raw not in {"true", "false"}:
+        raise InvalidInput(
+            "include_write_tools is true or false.",
+            fields={"include_write_tools": ["true or false"]},
+        )
+    include_write = raw == "true"
     tools = [tool for tool in tool_definitions() if include_write or not tool["write"]]
     return Response({"tools": tools})

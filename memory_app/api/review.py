@@ -15,11 +15,12 @@ from memory_app.api import presenters, schemas
 from memory_app.api.context import parse_input
 from memory_app.errors import InvalidInput
 from memory_app.models import DreamReviewItem, ReviewStatus
-from memory_app.policy import check_can_review
+from memory_app.policy import check_can_redact, check_can_review
 from memory_app.selectors.documents import document_version
 from memory_app.selectors.review import review_items
 from memory_app.services.curate import document_always_inject_set, document_rollback
 from memory_app.services.promote import DECIDED_HERE, promotion_approve, promotion_reject
+from memory_app.services.redact import document_redact, redaction_span
 
 STATUSES = {
     "pending": [ReviewStatus.PENDING, ReviewStatus.DEFERRED],
@@ -132,6 +133,31 @@ def rollback_view(request: Request, document_id) -> Response:
         user=request.user, document=document, version=data.version, reason=data.reason
     )
     return _document(request, document)
+
+
+@extend_schema(
+    operation_id="document_redact",
+    tags=["review"],
+    request=schemas.RedactIn,
+    responses={
+        200: schemas.DocumentOut,
+        400: schemas.ErrorOut,
+        403: schemas.ErrorOut,
+        404: schemas.ErrorOut,
+    },
+)
+@api_view(["POST"])
+def redact_view(request: Request, document_id) -> Response:
+    """Remove a secret from the document's whole history (reviewers; owners of
+    a user store). The text is never echoed: not in the answer, not in events."""
+    data = parse_input(schemas.RedactIn, request.data)
+    document = access_document(actor_for(request.user), id=document_id)
+    check_can_redact(request.user, document)
+    text = data.text
+    if text is None:
+        text = redaction_span(document, start=data.start, end=data.end, version=data.version)
+    result = document_redact(user=request.user, document=document, text=text)
+    return _document(request, result.document)
 
 
 def _document(request: Request, document) -> Response:

@@ -39,6 +39,8 @@ def _valid_path(value: str) -> str:
     return value
 
 
+# PATH_REGEX without its lookahead (no '..'), for JSON Schema consumers.
+_SEGMENT = r"(?:(?:\.?[a-z0-9_-])+\.?|\.)"
 PathStr = Annotated[
     str,
     AfterValidator(_valid_path),
@@ -46,6 +48,7 @@ PathStr = Annotated[
         min_length=1,
         max_length=PATH_MAX_LENGTH,
         description="Segments of [a-z0-9._-] joined by '/', e.g. 'runbooks/nginx-crashloop'.",
+        json_schema_extra={"pattern": f"^{_SEGMENT}(?:/{_SEGMENT})*$"},
     ),
 ]
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=64, strip_whitespace=True)]
@@ -56,9 +59,26 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def present(*names: str, absent: tuple[str, ...] = ()) -> dict:
+    """JSON Schema: these properties are present and not null (and those in
+    `absent` missing or null)."""
+    return {
+        "required": list(names),
+        "properties": {
+            **{name: {"not": {"type": "null"}} for name in names},
+            **{name: {"type": "null"} for name in absent},
+        },
+    }
+
+
 class DocumentRef(Input):
     """A document named by `id`, or by `store` + `path`."""
 
+    # The rule of `_named`, stated in the JSON Schema for clients and LLMs.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"anyOf": [present("id"), present("store", "path")]},
+    )
     id: UUID | None = Field(None, description="The document id.")
     store: StoreName | None = None
     path: PathStr | None = None
@@ -110,6 +130,16 @@ class EditIn(Input):
 class PatchIn(DocumentRef):
     """Change a document you read, if it has not changed since (optimistic concurrency)."""
 
+    # `_one_change` and `_named`, in the JSON Schema.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "allOf": [
+                DocumentRef.model_config["json_schema_extra"],
+                {"oneOf": [present("content"), present("edits")]},
+            ]
+        },
+    )
     expected_sha256: Sha256 = Field(description="The sha256 you read with memory_read.")
     content: str | None = Field(None, min_length=1, description="Full replacement content.")
     edits: list[EditIn] | None = Field(None, min_length=1, max_length=50)
@@ -203,6 +233,37 @@ class AlwaysInjectIn(Input):
 class RollbackIn(Input):
     version: int = Field(ge=1)
     reason: str = Field("", max_length=2000)
+
+
+class RedactIn(Input):
+    """The text to remove from every version, or a span of one version's content."""
+
+    # `_one_form` in the JSON Schema (that the span fits the content, or the
+    # text occurs in it, only the document can tell).
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                present("text", absent=("version", "start", "end")),
+                present("start", "end", absent=("text",)),
+            ]
+        },
+    )
+    text: str | None = Field(None, min_length=1, max_length=20000)
+    version: int | None = Field(None, ge=1, description="Whose content start/end index; head.")
+    start: int | None = Field(None, ge=0)
+    end: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        span = (self.start, self.end, self.version)
+        if self.text is not None and any(part is not None for part in span):
+            raise ValueError("Send either 'text', or 'start' and 'end' (and 'version').")
+        if self.text is None and (self.start is None or self.end is None):
+            raise ValueError("Send 'text', or both 'start' and 'end'.")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError("'end' must be greater than 'start'.")
+        return self
 
 
 # Outputs

@@ -24,6 +24,7 @@ from memory_app.access import access_document
 from memory_app.actors import Actor
 from memory_app.api import presenters, schemas
 from memory_app.api.context import actor_from_request, parse_input
+from memory_app.api.validation import RUNTIME_VALUE_SCHEMA
 from memory_app.policy import check_can_read
 from memory_app.selectors.documents import document_history, document_version, documents_list
 from memory_app.selectors.search import memory_search
@@ -34,21 +35,36 @@ from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.versions import SourceRef
 
-RUNTIME_HEADERS = [
-    OpenApiParameter(
-        "X-Memory-Conversation",
-        str,
-        OpenApiParameter.HEADER,
-        description="The conversation of this turn; first use creates it and its store.",
-    ),
-    OpenApiParameter("X-Memory-Run", str, OpenApiParameter.HEADER, description="The run id."),
-    OpenApiParameter(
-        "X-Memory-On-Behalf-Of",
-        str,
-        OpenApiParameter.HEADER,
-        description="Evaluate the call as this user (needs the act-on-behalf permission).",
-    ),
-]
+
+def runtime_headers(*, conversation_required: bool = False) -> list[OpenApiParameter]:
+    """The runtime headers of a tool call; some tools cannot work without a conversation."""
+    return [
+        OpenApiParameter(
+            "X-Memory-Conversation",
+            RUNTIME_VALUE_SCHEMA,
+            OpenApiParameter.HEADER,
+            required=conversation_required,
+            description=(
+                "The conversation of this turn; the first write creates it and its store "
+                "(a read naming an unknown one creates nothing)."
+            ),
+        ),
+        OpenApiParameter(
+            "X-Memory-Run",
+            RUNTIME_VALUE_SCHEMA,
+            OpenApiParameter.HEADER,
+            description="The run id (required for service accounts' writes).",
+        ),
+        OpenApiParameter(
+            "X-Memory-On-Behalf-Of",
+            RUNTIME_VALUE_SCHEMA,
+            OpenApiParameter.HEADER,
+            description="Evaluate the call as this user (needs the act-on-behalf permission).",
+        ),
+    ]
+
+
+RUNTIME_HEADERS = runtime_headers()
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
@@ -77,6 +93,7 @@ class ToolView(APIView):
     write: ClassVar[bool]
     input_model: ClassVar[type[BaseModel]]
     responses: ClassVar[dict]
+    needs_conversation: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -87,13 +104,13 @@ class ToolView(APIView):
                 description=cls.description,
                 request=cls.input_model,
                 responses=cls.responses,
-                parameters=RUNTIME_HEADERS,
+                parameters=runtime_headers(conversation_required=cls.needs_conversation),
                 tags=["tools"],
             )
         )(cls)
 
     def post(self, request: Request) -> Response:
-        actor = actor_from_request(request)
+        actor = actor_from_request(request, create_conversation=self.write)
         if not self.write:
             check_can_read(actor)
         return self.run(actor, parse_input(self.input_model, request.data))
@@ -229,7 +246,7 @@ class MemoryDeleteView(ToolView):
     write = True
     input_model = schemas.DeleteIn
 
-    responses = {202: schemas.DeleteOut, **_errors(400, 401, 403, 404)}
+    responses = {202: schemas.DeleteOut, **_errors(400, 401, 403, 404, 422)}
 
     def run(self, actor: Actor, data: schemas.DeleteIn) -> Response:
         document = access_document(actor, **data.ref())

@@ -1,10 +1,13 @@
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from memory_app.api import review
+from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.api.events import events_list
 from memory_app.api.manifest import tools_manifest
-from memory_app.api.tools import TOOL_VIEWS
+from memory_app.api.stream import events_stream
 from memory_app.api.views_me import me
 
 app_name = "api"
@@ -12,8 +15,9 @@ app_name = "api"
 urlpatterns = [
     path("me", me, name="me"),
     path("tools", tools_manifest, name="tools"),
-    *(path(f"tools/{view.name}", view.as_view(), name=view.name) for view in TOOL_VIEWS),
+    *(path(f"tools/{view.name}", view.as_view(), name=view.name) for view in ALL_TOOL_VIEWS),
     path("events", events_list, name="events"),
+    path("events/stream", events_stream, name="events-stream"),
     path("promotions", review.promotions_list, name="promotions"),
     path(
         "promotions/<uuid:item_id>/approve",
@@ -27,6 +31,14 @@ urlpatterns = [
         name="document-always-inject",
     ),
     path("documents/<uuid:document_id>/rollback", review.rollback_view, name="document-rollback"),
+    path("documents/<uuid:document_id>/redact", review.redact_view, name="document-redact"),
     path("schema", SpectacularAPIView.as_view(), name="schema"),
-    path("docs", SpectacularRedocView.as_view(url_name="api:schema"), name="docs"),
+    # Redoc renders with inline styles and a web worker: allowed on this page only.
+    path(
+        "docs",
+        csp_update({"style-src": [UNSAFE_INLINE], "worker-src": [SELF, "blob:"]})(
+            SpectacularRedocView.as_view(url_name="api:schema", template_name="api/redoc.html")
+        ),
+        name="docs",
+    ),
 ]

@@ -7,19 +7,20 @@ with one changed figure is exactly the case this is for. Each such pair becomes 
 review item: approving lets the draft replace the reviewed text at its
 path (a new version, history kept); rejecting keeps the reviewed document.
 A heuristic, so it only proposes: nothing is overwritten without a person.
+Both documents are `constrained` while the item is open; a pair a reviewer
+decided is not asked about again unless one side changed since.
 """
-
-import re
 
 from django.db import transaction
 from pgvector.django import CosineDistance
 
+from memory_app.dreams.claims import figures, negated
+from memory_app.dreams.decisions import already_decided
 from memory_app.dreams.progress import Progress
 from memory_app.dreams.proposals import propose
 from memory_app.models import (
     DocState,
     DreamJob,
-    DreamReviewItem,
     MemoryDocument,
     ReviewAction,
     Scope,
@@ -29,15 +30,11 @@ from memory_app.selectors.search import set_vector_search_options
 
 SUBJECT_MIN = 0.80
 REVIEWED = (Trust.ADMIN_APPROVED, Trust.SYSTEM_SEEDED, Trust.USER_AUTHORED)
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|must not|avoid|stop)\b", re.I)
 
 
 def disagree(a: str, b: str) -> bool:
-    """Different figures, or a negation on one side only."""
-    if set(_NUMBER.findall(a)) != set(_NUMBER.findall(b)):
-        return True
-    return bool(_NEGATION.search(a)) != bool(_NEGATION.search(b))
+    """Different figures, or a negation on one side only (see dreams/claims.py)."""
+    return figures(a) != figures(b) or negated(a) != negated(b)
 
 
 def _closest_reviewed(draft: MemoryDocument) -> MemoryDocument | None:
@@ -63,35 +60,41 @@ def contradictions(job: DreamJob, progress: Progress) -> dict:
         MemoryDocument.objects.filter(
             trust=Trust.AGENT_DRAFT, state=DocState.ACTIVE, embedding__isnull=False
         )
-        .exclude(
-            pk__in=DreamReviewItem.objects.filter(action=ReviewAction.SUPERSEDE).values(
-                "source_document_id"
-            )
-        )
         .only("id", "path", "title", "content", "version", "embedding")
         .order_by("created_at")
     )
     progress.total(len(drafts))
-    proposed = 0
+    stats = {"drafts": len(drafts), "proposed": 0, "already_decided": 0}
     for draft in drafts:
-        reviewed = _closest_reviewed(draft)
-        if (
-            reviewed is not None
-            and 1 - reviewed.distance >= SUBJECT_MIN
-            and disagree(draft.content, reviewed.content)
-        ):
-            proposed += propose(
-                job,
-                draft,
-                action=ReviewAction.SUPERSEDE,
-                target_store=reviewed.store,
-                target_path=reviewed.path,
-                rationale=(
-                    f"This draft disagrees with reviewed memory at "
-                    f"{reviewed.store.slug}/{reviewed.path}. Approve to replace it; "
-                    "reject to keep the reviewed text."
-                ),
-                related=[reviewed],
-            )
+        if outcome := _examine(job, draft):
+            stats[outcome] += 1
         progress.advance()
-    return {"drafts": len(drafts), "proposed": proposed}
+    return stats
+
+
+def _examine(job: DreamJob, draft: MemoryDocument) -> str | None:
+    """Propose a supersede if the draft contradicts its closest reviewed document."""
+    reviewed = _closest_reviewed(draft)
+    if (
+        reviewed is None
+        or 1 - reviewed.distance < SUBJECT_MIN
+        or not disagree(draft.content, reviewed.content)
+    ):
+        return None
+    if already_decided(ReviewAction.SUPERSEDE, [draft, reviewed]):
+        return "already_decided"
+    created = propose(
+        job,
+        draft,
+        constrain=[draft, reviewed],
+        action=ReviewAction.SUPERSEDE,
+        target_store=reviewed.store,
+        target_path=reviewed.path,
+        rationale=(
+            f"This draft disagrees with reviewed memory at "
+            f"{reviewed.store.slug}/{reviewed.path}. Approve to replace it; "
+            "reject to keep the reviewed text."
+        ),
+        related=[reviewed],
+    )
+    return "proposed" if created else None

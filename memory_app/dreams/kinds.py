@@ -6,6 +6,7 @@ from memory_app.dreams.consolidate import consolidate
 from memory_app.dreams.contradictions import contradictions
 from memory_app.dreams.lifecycle import expire, rotate
 from memory_app.dreams.upkeep import embed, rescan
+from memory_app.dreams.usage import usage
 from memory_app.models import DreamKind
 
 KINDS = {
@@ -17,4 +18,5 @@ KINDS = {
     DreamKind.EMBED: embed,
     DreamKind.RESCAN: rescan,
     DreamKind.CANARY: canary,
+    DreamKind.USAGE: usage,
 }

@@ -10,7 +10,11 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from memory_app.dreams.progress import Progress
-from memory_app.dreams.proposals import consolidation_target, propose
+from memory_app.dreams.proposals import (
+    consolidation_target,
+    ever_proposed_for_promotion,
+    propose,
+)
 from memory_app.models import (
     ChangeKind,
     DocState,
@@ -82,9 +86,7 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
     )
     progress.total(len(stores))
     target = consolidation_target()
-    proposed_ids = DreamReviewItem.objects.filter(action=ReviewAction.PROMOTE).values(
-        "source_document_id"
-    )
+    proposed_ids = ever_proposed_for_promotion()
     stats = {"stores": len(stores), "tombstoned": 0, "proposed": 0}
     for store in stores:
         excess = store.active - capacity

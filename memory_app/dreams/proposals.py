@@ -2,8 +2,16 @@
 
 from django.conf import settings
 
-from memory_app.models import DreamJob, MemoryDocument, MemoryStore, ReviewAction, Scope
+from memory_app.models import (
+    DreamJob,
+    DreamReviewItem,
+    MemoryDocument,
+    MemoryStore,
+    ReviewAction,
+    Scope,
+)
 from memory_app.safety.registry import scan_fields
+from memory_app.services.constrain import documents_constrain
 from memory_app.services.review_items import review_item_open
 
 
@@ -24,12 +32,14 @@ def propose(
     rationale: str,
     content: str | None = None,
     related: list[MemoryDocument] = (),
+    constrain: list[MemoryDocument] = (),
 ) -> bool:
     """Open a review item for the document's head version.
 
     False if the same item is already open, or if the text would be refused
     in the target store (an injection phrase tolerated in a conversation is
-    not proposed for shared memory: approving it could only fail).
+    not proposed for shared memory: approving it could only fail). The
+    documents in `constrain` are held `constrained` while the item is open.
     """
     text = {"title": document.title, "content": document.content if content is None else content}
     findings = scan_fields(text, conversation_store=target_store.scope == Scope.CONVERSATION)
@@ -50,4 +60,24 @@ def propose(
     )
     if created and related:
         item.related_documents.set(related)
+    if created and constrain:
+        documents_constrain(constrain)
     return created
+
+
+def propose_review(job: DreamJob, document: MemoryDocument, *, rationale: str) -> bool:
+    """A deletion request for a curator, holding the document constrained until decided."""
+    return propose(
+        job,
+        document,
+        action=ReviewAction.TOMBSTONE,
+        constrain=[document],
+        target_store=document.store,
+        target_path=document.path,
+        rationale=rationale,
+    )
+
+
+def ever_proposed_for_promotion():
+    """Ids of the documents ever proposed for promotion, whatever the decision."""
+    return DreamReviewItem.objects.filter(action=ReviewAction.PROMOTE).values("source_document_id")

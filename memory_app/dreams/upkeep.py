@@ -3,8 +3,8 @@
 from django.db.models import OuterRef, Subquery
 
 from memory_app.dreams.progress import Progress
-from memory_app.dreams.proposals import propose
-from memory_app.models import DocState, DreamJob, MemoryDocument, MemoryVersion, ReviewAction
+from memory_app.dreams.proposals import propose_review
+from memory_app.models import DocState, DreamJob, MemoryDocument, MemoryVersion
 from memory_app.safety.registry import SCANNER_VERSION, scan_fields
 from memory_app.services.embedding_backfill import embeddings_backfill, stale_embeddings
 
@@ -25,7 +25,9 @@ def rescan(job: DreamJob, progress: Progress) -> dict:
     """Scan live heads last scanned by older rules; flag the ones now caught.
 
     History is append-only, so a flag is a deletion request for a curator
-    (the Deletions page) rather than an edit of the old version.
+    (the Deletions page) rather than an edit of the old version. Until it is
+    decided the document is constrained: text the scanner now refuses is
+    not presented to agents as reviewed.
     """
     head_scanner = MemoryVersion.objects.filter(
         document=OuterRef("pk"), version=OuterRef("version")
@@ -50,12 +52,9 @@ def rescan(job: DreamJob, progress: Progress) -> dict:
         )
         detectors = sorted({f.detector for f in findings if f.blocking})
         if detectors:
-            flagged += propose(
+            flagged += propose_review(
                 job,
                 document,
-                action=ReviewAction.TOMBSTONE,
-                target_store=document.store,
-                target_path=document.path,
                 rationale=(
                     f"Scanner {SCANNER_VERSION} now blocks this text ({', '.join(detectors)}). "
                     "Delete it, or keep it if the match is a false alarm."

@@ -3,7 +3,8 @@
 A run of 40+ base64/base62 characters with Shannon entropy of at least 4.5
 bits per character, mixing upper case, lower case and digits, is treated as
 a credential. Hex (git SHAs, sha256 digests, UUIDs) tops out at 4 bits per
-character and never reaches the threshold; content digests that are
+character and never reaches the threshold; file paths (several short
+slash-separated segments) are not tokens; content digests that are
 base64 by design (go.sum `h1:`, SRI `sha512-`, `data:` URIs of images) are
 recognised by their prefix and left alone.
 """
@@ -12,6 +13,7 @@ import math
 import re
 from collections import Counter
 
+from memory_app.safety.placeholders import looks_like_path
 from memory_app.safety.types import Detector, Span
 
 MIN_LENGTH = 40
@@ -21,6 +23,13 @@ _CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_LENGTH},}}")
 _DIGEST_PREFIX = re.compile(r"(?:\bh1:|\bsha(?:256|384|512)[-:]|;base64,)$", re.I)
 _DIGEST_TOKEN = re.compile(r"^sha(?:256|384|512)-", re.I)
 _DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]+")
+
+
+def is_digest(text: str, start: int, token: str) -> bool:
+    """A content digest that is base64 by design (go.sum, SRI), not a secret."""
+    return bool(
+        _DIGEST_PREFIX.search(text[max(0, start - 8) : start]) or _DIGEST_TOKEN.match(token)
+    )
 
 
 def shannon_bits_per_char(text: str) -> float:
@@ -42,9 +51,7 @@ def _high_entropy_spans(text: str) -> list[Span]:
     masked = _DATA_URI.sub(lambda m: " " * len(m.group()), text)
     spans = []
     for match in _CANDIDATE.finditer(masked):
-        if _DIGEST_PREFIX.search(
-            masked[max(0, match.start() - 8) : match.start()]
-        ) or _DIGEST_TOKEN.match(match.group()):
+        if is_digest(masked, match.start(), match.group()) or looks_like_path(match.group()):
             continue
         if _looks_random(match.group().strip("=")):
             spans.append(Span("high_entropy_string", match.start(), match.end()))

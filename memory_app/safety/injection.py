@@ -5,23 +5,50 @@ instructions" would be an attack on every later turn. Tolerated only in
 conversation stores (scratch memory, where quoting an attack is sometimes
 the point) and refused everywhere else, so a draft carrying one can never
 be promoted.
+
+The rules below name the families of attack, each in any word order
+("ignore the previous instructions", "previous instructions: ignore them",
+"the instructions above no longer apply"); what they miss, the learned
+classifier (injection_model.py) catches by its wording as a whole.
 """
 
 import re
 
+from memory_app.safety.injection_model import classifier_spans
 from memory_app.safety.types import Detector, Span
 
 _W = r"[\s\W_]+"  # words may be split by any run of spaces or punctuation
+_GAP = r"(?:[\s\W_]+\w+){0,6}?[\s\W_]+"  # up to six words in between
+
+_DISMISS = (
+    r"(?:ignore|ignoring|forget|forgetting|disregard|disregarding|override|overriding|neglect"
+    r"|skip|drop|abandon|discard|set\s+aside|pay\s+no\s+attention\s+to)"
+)
+_EARLIER = (
+    r"(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|old|all|any"
+    r"|every|following)"
+)
+_ORDERS = (
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|messages"
+    r"|commands|constraints|orders|context|programming)"
+)
+_VOID = (
+    r"(?:no\s+longer\s+(?:apply|applies|valid|matter)"
+    r"|(?:are|is)\s+(?:void|cancelled|canceled|obsolete|revoked|null)"
+    r"|should\s+be\s+(?:ignored|disregarded|forgotten)|do(?:es)?\s+not\s+apply)"
+)
 
 _PHRASES = {
     "ignore_instructions": (
-        rf"\b(?:ignore|forget|disregard|override){_W}(?:all{_W}|any{_W})?(?:of{_W})?"
-        rf"(?:the{_W}|your{_W}|my{_W})?(?:previous|prior|above|earlier|preceding|system|original)"
-        rf"{_W}(?:instructions?|prompts?|rules|directions|messages|guidance)\b"
+        rf"\b{_DISMISS}{_GAP}{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}\b"
+        rf"|\b{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}{_GAP}?{_VOID}"
+        rf"|\b{_ORDERS}{_W}(?:above|before\s+this|so\s+far){_W}{_VOID}"
+        rf"|\b{_DISMISS}{_W}(?:everything|all|what(?:ever)?)\b(?:{_W}\w+){{0,3}}?{_W}(?:above|before|earlier|previously|said|told)\b"
     ),
     "disregard_safety": (
-        rf"\b(?:disregard|ignore|bypass|disable|turn{_W}off|circumvent){_W}(?:all{_W}|any{_W})?"
-        rf"(?:the{_W}|your{_W})?(?:safety|guardrails?|security{_W}polic(?:y|ies)|content{_W}polic(?:y|ies))\b"
+        rf"\b(?:disregard|ignore|bypass|disable|turn{_W}off|circumvent|remove|without){_W}(?:all{_W}|any{_W})?"
+        rf"(?:the{_W}|your{_W})?(?:safety|guardrails?|filters?|restrictions|censorship|ethical{_W}guidelines"
+        rf"|security{_W}polic(?:y|ies)|content{_W}polic(?:y|ies))\b"
     ),
     "skip_approval": (
         rf"\b(?:skip|bypass|circumvent|ignore|avoid){_W}(?:the{_W}|any{_W}|all{_W})?"
@@ -31,23 +58,58 @@ _PHRASES = {
         rf"\bdo{_W}not{_W}(?:ask|wait){_W}for{_W}(?:approval|confirmation|permission)\b"
     ),
     "role_override": (
-        rf"\b(?:you{_W}are{_W}now|from{_W}now{_W}on{_W}you{_W}are|act{_W}as){_W}"
-        rf"(?:in{_W})?(?:an?{_W})?(?:unrestricted|jailbroken|dan\b|developer{_W}mode|root{_W}admin)"
+        rf"\b(?:you{_W}are{_W}now|from{_W}now{_W}on{_W}you{_W}(?:are|will{_W}be)|act{_W}as|pretend{_W}(?:to{_W}be|you{_W}are)"
+        rf"|you{_W}will{_W}(?:now{_W})?(?:act|behave|respond){_W}as){_W}"
+        rf"(?:in{_W})?(?:an?{_W}|the{_W})?(?:\w+{_W})?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|amoral|unethical"
+        rf"|dan\b|developer{_W}mode|root{_W}admin|ai{_W}without|different{_W}ai|another{_W}ai)"
+    ),
+    "persona_jailbreak": (
+        r"\b(?:you\s+are|act\s+as|as|called|named|known\s+as|pretend\s+to\s+be|become|hi|hello)"
+        r"\s+(?:an?\s+)?[\"']?(?-i:DAN|STAN|DUDE|AIM)\b|(?-i:\b(?:DAN|STAN|DUDE)\b)\s*(?::|mode\b)"
+        rf"|\bdo{_W}anything{_W}now\b|\bdeveloper{_W}mode{_W}(?:enabled|output|on)\b"
+        rf"|\b(?:you{_W}are|now|been){_W}jailbroken\b|\bimmerse{_W}yourself{_W}(?:in(?:to)?{_W})?(?:the{_W})?role\b"
+        rf"|\b(?:free|broken{_W}free){_W}(?:of|from){_W}(?:the{_W})?(?:typical{_W})?(?:confines|restrictions|rules)\b"
+        rf"|\b(?:not|never|no{_W}longer){_W}(?:be{_W})?(?:bound|restricted|limited){_W}by{_W}(?:any{_W}|the{_W})?(?:rules|polic|guidelines|restrictions|openai|ethics)"
+        rf"|\bstay{_W}in{_W}character\b"
+    ),
+    "prompt_extraction": (
+        rf"\b(?:repeat|print|reveal|show|output|display|dump|recite|spell{_W}out|write{_W}out|translate|tell{_W}me|leak|paste)"
+        rf"{_GAP}(?:(?:your|the|my){_W})?(?:initial|original|system|hidden|secret|previous|first|full|entire|exact)"
+        rf"{_W}(?:\w+{_W})?(?:prompt|instructions|message|text|rules|directives)\b"
+        rf"|\b(?:repeat|print|output|return|write){_W}(?:all{_W}|everything{_W}|the{_W})?(?:text|words|content|everything)"
+        rf"{_W}(?:above|before{_W}this|so{_W}far)\b"
+        rf"|\bwhat{_W}(?:is|are|was|were){_W}your{_W}(?:system{_W}|initial{_W}|original{_W})(?:prompt|instructions)\b"
+    ),
+    "agent_directed": (
+        rf"\b(?:ai|assistant|agent|model|llm|chatbot|gpt){_W}(?:reading|processing|summari[sz]ing){_W}this\b"
+        rf"|\b(?:when|if|once){_W}(?:you|an?{_W}(?:ai|assistant|agent|model)|the{_W}(?:ai|assistant|agent|model))"
+        rf"{_W}(?:read|reads|see|sees|process|processes|summari[sz]es?|retrieves?|loads?){_W}this\b"
+        rf"|\b(?:send|email|forward|post|upload|exfiltrate|leak|transmit){_W}(?:all{_W}|the{_W}|this{_W}|their{_W}|any{_W})?"
+        rf"(?:user'?s?{_W})?(?:data|conversation|chat|history|credentials|passwords?|contents|files|messages|secrets|keys|tokens|emails?)"
+        rf"(?:{_W}\w+){{0,3}}?{_W}(?:to|at){_W}(?:https?://|\S+@|\w+\.\w+|the{_W}(?:following|address|url|server))"
+        rf"|\b(?:execute|run|eval){_W}(?:the{_W}|this{_W})?(?:following{_W})?(?:code|command|script|payload|shell)\b(?:{_W}\w+){{0,3}}?{_W}(?:now|immediately|first|silently|without)"
+        rf"|\b(?:call|invoke|use){_W}the{_W}[\w.-]+{_W}tool{_W}(?:with|to){_W}"
+        rf"|\bappend{_W}(?:the{_W}following|this){_W}(?:to|into){_W}(?:every|each|all|your){_W}"
     ),
     "fake_system_message": (
-        r"(?:^|\n)\s*(?:#+\s*)?(?:system|assistant)\s*(?:prompt|message)?\s*:\s*(?:new\s+)?instructions?\b"
-        r"|<\|im_start\|>|\[/?INST\]|<\s*/?\s*system\s*>"
+        r"(?m:^)[ \t]*(?:#+[ \t]*)?(?:system|assistant)[ \t]*(?:prompt|message)?[ \t]*:\s*"
+        r"(?:new\s+)?instructions?\b"
+        r"|<\|im_start\|>|\[/?INST\]|<\s*/?\s*system\s*>|<\s*system\s+mode"
+        r"|#+\s*begin\s+new\s+instructions"
     ),
-    "new_instructions": rf"\b(?:new|updated|revised){_W}instructions{_W}(?:are|follow)\b",
+    "new_instructions": (
+        rf"\b(?:new|updated|revised|real|actual){_W}instructions{_W}(?:are|follow|:)"
+    ),
 }
+# Persona names (DAN, STAN) match in capitals only: "Dan" is a colleague.
 _COMPILED = {name: re.compile(pattern, re.I) for name, pattern in _PHRASES.items()}
 
 # Policy text forbids these acts ("never skip approval", "do not ignore
 # previous alerts"); a negation right before the phrase makes it benign.
 # Only the imperative rules are negatable: a role override never is.
-_NEGATABLE = {"ignore_instructions", "disregard_safety", "skip_approval"}
+_NEGATABLE = {"ignore_instructions", "disregard_safety", "skip_approval", "prompt_extraction"}
 _NEGATION_BEFORE = re.compile(
-    r"\b(?:never|not|no|n't|cannot|mustn't|shouldn't|don't|won't)\s+(?:\w+\s+)?$", re.I
+    r"\b(?:never|not|no|n't|cannot|mustn't|shouldn't|don't|won't|without)\s+(?:\w+\s+)?$", re.I
 )
 
 
@@ -56,12 +118,22 @@ def _negated(text: str, start: int) -> bool:
 
 
 def _injection_spans(text: str) -> list[Span]:
-    return [
-        Span(f"prompt_injection.{name}", match.start(), match.end())
-        for name, pattern in _COMPILED.items()
-        for match in pattern.finditer(text)
-        if not (name in _NEGATABLE and _negated(text, match.start()))
-    ]
+    """Rule hits; failing those, the classifier's verdict.
+
+    A text whose only attack phrase is negated ("do not ignore previous
+    instructions") is policy, so the classifier is not asked about it:
+    its vocabulary is the attack's.
+    """
+    spans, negated = [], False
+    for name, pattern in _COMPILED.items():
+        for match in pattern.finditer(text):
+            if name in _NEGATABLE and _negated(text, match.start()):
+                negated = True
+            else:
+                spans.append(Span(f"prompt_injection.{name}", match.start(), match.end()))
+    if spans or negated:
+        return spans
+    return classifier_spans(text)
 
 
 DETECTORS = [Detector("injection", _injection_spans, tolerated_in_conversations=True)]

@@ -1,29 +1,91 @@
-"""Credentials with a recognisable shape: cloud keys, tokens, key blocks, URLs.
+"""Credentials the engine does not cover: our own shapes.
 
-Each pattern is anchored on something only a credential has (a vendor
-prefix, a PEM armour line, a `user:password@` pair) so that git SHAs, UUIDs
-and digests, which have none, never match here; shapeless secrets are the
-entropy detector's job.
+The engine (engine.py) knows vendors. What it misses are credentials
+without a vendor: passwords in URLs and on command lines, `Authorization:`
+headers of any scheme, Kubernetes `Secret` manifests, assignments of a
+password or key in env/ini/yaml/json files and in prose, key blocks and
+certificates, and JWTs (signed or not). Each rule captures the value, and
+a value that is a placeholder (placeholders.py) never blocks.
 """
 
 import re
+from collections.abc import Iterator
 
+from memory_app.safety.placeholders import is_placeholder, is_reference
 from memory_app.safety.types import Detector, Span
 
+# Words that name a secret inside an identifier (DB_PASSWORD, apiKey, …).
+_SECRET_WORD = (
+    r"pass(?:word|wd|phrase|wort)?|pwd|secret|token|api[_.-]?key|apikey|access[_.-]?key"  # noqa: S105
+    r"|private[_.-]?key|auth[_.-]?key|credentials?|license[_.-]?key|signing[_.-]?key"
+    r"|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|app[_.-]?key"
+    r"|(?<=[a-z0-9_.-])(?:key|private|access)\b|(?<=[a-z0-9])(?-i:KEY|PRIVATE|ACCESS)"
+    r"|(?<=[_.-])pat\b"
+)
+# Identifiers that name where a secret lives or what it is, not the secret.
+_NOT_A_VALUE_KEY = re.compile(
+    r"(?:_|-|\.|\b)(?:file|path|dir|name|id|type|length|len|url|uri|env|var|field|header|"
+    r"prefix|format|policy|expiry|expires|ttl|hint|label|count|enabled|required|min|max|"
+    r"source|ref|arn|mode)$|^(?:no|use|require|reset|forgot|change|new|confirm)[_-]",
+    re.I,
+)
+# "pass" alone is a secret word only at an identifier boundary (DB_PASS,
+# dbPass), not inside another word (namepass, bypass, compass).
+_GLUED_PASS = re.compile(
+    r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))(?:.*[a-z])pass(?:$|[^a-z])"
+)
+_KEY = rf"(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD})[\w.-]*"
+_QUOTED = r"(?P<q>[\"'`])(?P<qv>(?:(?!(?P=q))[^\n]){{{min},200}})(?P=q)"
+_BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
+
+_ASSIGNMENT = re.compile(
+    rf"(?i)(?P<key>{_KEY})[\"'`]?(?P<sep>\s*(?:={{1,3}}|!==?|:=|:|=>|->|\s+(?:is|was|are|to|set\s+to)\s*:?)\s*)"
+    rf"(?:{_QUOTED.format(min=4)}|{_BARE.format(min=4)})"
+)
+# "deepgramKEY io3l0urk…", "oanda SECRET key ABCD…": a secret word, up to
+# two short words, then a long token that mixes digits and letters or is
+# long enough (20+) not to be a word.
+_SPACED = re.compile(
+    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access))(?:\s+(?:key|token|code|id)\b)?\s+"
+    r"[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}|[A-Za-z0-9_-]{20,200}))"
+    r"(?![\w+/=])"
+)
+
 _PATTERNS: dict[str, re.Pattern[str]] = {
+    # The engine's AWS rule rejects many real-shaped key IDs; the prefix is enough.
     "aws_access_key_id": re.compile(
-        r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}(?![A-Z0-9])"
+        r"(?<![A-Z0-9])(?P<bv>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|A3T[A-Z0-9])[A-Z0-9]{16})(?![A-Z0-9])"
     ),
-    "aws_secret_access_key": re.compile(
-        r"(?i)aws.{0,20}?(?:secret|sk).{0,20}?['\"=:\s]\s*['\"]?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+    "url_credentials": re.compile(
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"\[\]]+:(?P<bv>[^\s@/'\"\[\]]{3,})@[\w.\[\]-]+"
     ),
-    "github_token": re.compile(
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})"
+    "cli_credentials": re.compile(
+        r"(?i)(?:\s-{1,2}(?:u|user|username)[\s=]+['\"]?[^\s:'\"]+:(?P<bv>[^\s'\"]{3,})"
+        r"|\s-{1,2}(?:u|user|username)[\s=]+\S+.*?\s-{1,2}(?:p|pw|pass|password)[\s=]+['\"]?"
+        r"(?P<qv>[^\s'\"]{3,}))"
     ),
-    "gitlab_token": re.compile(r"(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}"),
-    "slack_token": re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"),
-    "stripe_key": re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_live_[A-Za-z0-9]{16,}"),
-    "google_api_key": re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+    # .netrc, gradle, ini without "=": a line that starts with the word.
+    "password_line": re.compile(
+        r"(?im)(?:^|\blogin\s+\S+)\s*(?:password|passwd)\s+[\"']?(?P<bv>[^\s\"']{4,})"
+    ),
+    # Prose: "the password for the admin user is 'hunter22'".
+    "password_in_prose": re.compile(
+        r"(?i)\b(?:password|passphrase|passcode|secret|token)\b[^.\n\"']{0,40}?\b(?:is|was)\s*:?\s*"
+        r"[\"'`](?P<qv>[^\"'`\n]{3,64})[\"'`]"
+    ),
+    # A lowercase vendor prefix and a long mixed token: tfp_…, odt_…, tvly-…
+    "prefixed_token": re.compile(
+        r"(?<![\w-])(?P<bv>[a-z]{2,6}[_-](?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])"
+        r"[A-Za-z0-9]{20,})(?![\w-])"
+        # …or a compound that says what it is: app-secret-key-<token>
+        r"|(?i:\b[\w.-]*?(?:secret|token|private|access)[\w.-]*?[._-])"
+        r"(?P<qv>(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{20,})(?![\w-])"
+    ),
+    "authorization_header": re.compile(
+        r"(?i)\b(?:proxy-)?authori[sz]ation[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][\w-]*\s+)?"
+        r"(?P<bv>[A-Za-z0-9._~+/:=-]{8,})"
+        r"|\b(?:bearer|basic|token|digest):?\s+(?P<qv>(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
+    ),
     "private_key_block": re.compile(
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
@@ -32,35 +94,133 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         r"-----BEGIN CERTIFICATE-----(?:[\s\S]*?-----END CERTIFICATE-----)?"
     ),
     "kubeconfig_credential": re.compile(
-        r"(?m)^\s*(?:client-key-data|client-certificate-data|certificate-authority-data)"
-        r"\s*:\s*[A-Za-z0-9+/=]{20,}"
+        r"(?m)^\s*(?:client-key-data|client-certificate-data|certificate-authority-data|token)"
+        r"\s*:\s*(?P<bv>[A-Za-z0-9+/=._-]{20,})"
     ),
     "jwt": re.compile(
-        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+        r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?"
     ),
-    "database_url_password": re.compile(
-        r"(?i)\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql"
-        r"|sqlserver|oracle|clickhouse)://[^\s:/@]+:([^\s@/]+)@[^\s/]+"
+    "password_assignment": _ASSIGNMENT,
+    # app.config style: <add key="SmtpPassword" value="…"/>
+    "key_value_attribute": re.compile(
+        rf"(?i)\bkey\s*=\s*[\"'](?P<key>{_KEY})[\"']\s+value\s*=\s*[\"'](?P<qv>[^\"'\n]{{4,200}})[\"']"
     ),
-    "authorization_header": re.compile(
-        r"(?i)(?:\bauthorization\s*[:=]\s*['\"]?\s*)?\b(?:bearer|basic)\s+([A-Za-z0-9._~+/-]{16,}=*)"
+    # NetworkCredential("user", "pass"), PSCredential, basic_auth=("u", "p")
+    "credential_call": re.compile(
+        r"(?i)\b(?:\w*credentials?|basic_?auth|auth)\s*\(\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<qv>[^\"'\n]{4,200})[\"']"
     ),
+    "keyword_token": _SPACED,
 }
 
-# `Bearer <key>` prose ("send a Bearer token") has no token after it; a
-# placeholder such as `Bearer $TOKEN` or `Bearer <key>` is not a credential.
-_PLACEHOLDER = re.compile(r"^(?:x+|\*+|\.+|your[_-]?\w*|token|redacted|example\w*)$", re.I)
+_K8S_SECRET = re.compile(r"(?m)^\s*kind:\s*[\"']?Secret\b")
+_K8S_DATA = re.compile(
+    r"(?m)^(?P<indent>\s*)(?:data|stringData):\s*\n(?P<body>(?:(?P=indent)\s+[\w.-]+:.*\n?)+)"
+)
+_K8S_ENTRY = re.compile(r"(?m)^\s+[\w.-]+:\s*[\"']?(?P<bv>[^\s\"']{4,})")
+
+
+_STRONG_KEY = re.compile(r"pass|pwd|secret|token|cred|auth", re.I)
+
+
+def _random_looking(value: str) -> bool:
+    return (
+        len(value) >= 16 and bool(re.search(r"\d", value)) and bool(re.search(r"[A-Za-z]", value))
+    )
+
+
+def _value(match: re.Match[str]) -> tuple[str, int, int] | None:
+    for group in ("qv", "bv"):
+        if group in match.re.groupindex and match.group(group) is not None:
+            return match.group(group), match.start(group), match.end(group)
+    return None
+
+
+def _plausible(name: str, match: re.Match[str], value: str) -> bool:
+    if is_placeholder(value):
+        return False
+    if name in ("password_assignment", "keyword_token", "key_value_attribute", "password_line"):
+        key = match.group("key") if "key" in match.re.groupindex else "password"
+        if _NOT_A_VALUE_KEY.search(key) or _GLUED_PASS.search(key):
+            return False
+        if value.startswith(("/", "./", "~/", "http://", "https://")) or is_reference(value):
+            return False
+        if not _STRONG_KEY.search(key) and not _random_looking(value):
+            return False  # tag_key = "field": only a random value makes "key" a secret
+        if (
+            name == "password_assignment"
+            and match.group("qv") is None
+            and match.group("sep") != "="
+        ):
+            # Unquoted prose ("the token is stored …") needs a value that
+            # does not read as a word: a digit or a symbol in it. Env and
+            # connection-string syntax (PASSWORD=word) is not prose.
+            return bool(re.search(r"[\d!@#$%^&*+=?~]", value)) or len(value) >= 12
+    return True
+
+
+def _k8s_secret_spans(text: str) -> list[Span]:
+    if not _K8S_SECRET.search(text):
+        return []
+    spans = []
+    for block in _K8S_DATA.finditer(text):
+        offset = block.start("body")
+        for entry in _K8S_ENTRY.finditer(block.group("body")):
+            if not is_placeholder(entry.group("bv")):
+                spans.append(
+                    Span("kubernetes_secret", offset + entry.start("bv"), offset + entry.end("bv"))
+                )
+    return spans
+
+
+# The assignment-like rules are costly on long text, and every one of them
+# needs a secret word; they run only on the lines around such a word.
+_KEYWORD_RULES = {
+    "password_assignment",
+    "keyword_token",
+    "password_in_prose",
+    "key_value_attribute",
+    "credential_call",
+    "password_line",
+}
+_KEYWORD = re.compile(r"pass|pwd|secret|token|key|private|access|cred|auth|pat\b", re.I)
+
+
+def _keyword_regions(text: str) -> list[tuple[int, int]]:
+    """Each line holding a secret word, with the line after it, merged."""
+    regions: list[tuple[int, int]] = []
+    for hit in _KEYWORD.finditer(text):
+        if regions and hit.start() < regions[-1][1]:
+            continue
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.end())
+        end = len(text) if end == -1 else text.find("\n", end + 1)
+        end = len(text) if end == -1 else end
+        if regions and start <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], end)
+        else:
+            regions.append((start, end))
+    return regions
+
+
+def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
+    regions = _keyword_regions(text)
+    for name, pattern in _PATTERNS.items():
+        if name not in _KEYWORD_RULES:
+            yield from ((name, match, 0) for match in pattern.finditer(text))
+            continue
+        for start, end in regions:
+            yield from ((name, match, start) for match in pattern.finditer(text[start:end]))
 
 
 def _credential_spans(text: str) -> list[Span]:
     spans: list[Span] = []
-    for name, pattern in _PATTERNS.items():
-        for match in pattern.finditer(text):
-            value = match.group(match.lastindex or 0)
-            if _PLACEHOLDER.match(value):
-                continue
-            spans.append(Span(name, match.start(), match.end()))
-    return spans
+    for name, match, offset in _matches(text):
+        captured = _value(match)
+        if captured is None:
+            spans.append(Span(name, offset + match.start(), offset + match.end()))
+        elif _plausible(name, match, captured[0]):
+            spans.append(Span(name, offset + captured[1], offset + captured[2]))
+    return spans + _k8s_secret_spans(text)
 
 
 DETECTORS: list[Detector] = [Detector("secrets", _credential_spans)]

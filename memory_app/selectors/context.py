@@ -16,9 +16,8 @@ from django.conf import settings
 
 from memory_app.access import store_ref
 from memory_app.actors import Actor
-from memory_app.models import TRUST_WEIGHT, MemoryDocument, MemoryStore, Scope
+from memory_app.models import TRUST_WEIGHT, DocState, MemoryDocument, Scope
 from memory_app.selectors.search import (
-    DOCUMENT_FIELDS,
     OVERFETCH,
     Scored,
     context_stores,
@@ -61,6 +60,9 @@ class Entry:
 
     @property
     def trusted(self) -> bool:
+        """Reviewed enough to be stated as such; never while under review."""
+        if self.document.state == DocState.CONSTRAINED:
+            return False
         return TRUST_WEIGHT.get(self.document.trust, 0.0) >= TRUSTED_MIN_WEIGHT
 
 
@@ -80,6 +82,8 @@ def render_entry(document: MemoryDocument, actor: Actor, block: str, content: st
     )
     if block == "always":
         attributes += ' pinned="true"'
+    if document.state == DocState.CONSTRAINED:
+        attributes += ' state="constrained"'
     body = html.escape(content, quote=False)
     return f"<memory {attributes}>\n# {html.escape(document.title, quote=False)}\n{body}\n</memory>"
 
@@ -123,39 +127,26 @@ def _frame_tokens(trusted: bool) -> int:
     return count_tokens(f"{opener}\n{closer}\n") + 1
 
 
-def always_documents(actor: Actor, scope: dict[int, MemoryStore]) -> list[MemoryDocument]:
-    """The pinned documents of the actor's context stores, in a stable order."""
-    documents = list(
-        searchable_documents(actor, scope=scope).filter(always_inject=True).only(*DOCUMENT_FIELDS)
-    )
-    for document in documents:
-        document.store = scope[document.store_id]
-    return sorted(documents, key=lambda d: (_SCOPE_ORDER[d.store.scope], d.store.slug, d.path))
-
-
 def build_context(*, actor: Actor, message: str, max_docs: int, token_budget: int) -> BuiltContext:
     scope = context_stores(actor)
-    pinned = always_documents(actor, scope)
-    cap = settings.MEMORY_ALWAYS_INJECT_CAP
-    candidates: list[Scored] = rerank(
-        hybrid_candidates(
-            searchable_documents(actor, scope=scope),
-            message,
-            scope=scope,
-            k=max_docs * OVERFETCH,
-        ),
+    found = hybrid_candidates(
+        searchable_documents(actor, scope=scope),
         message,
-        "hybrid",
+        scope=scope,
+        k=max_docs * OVERFETCH,
+        pinned=True,
     )
-    pinned_ids = {d.pk for d in pinned}
-    scored_by_id = {c.document.pk: c for c in candidates}
-    # A pinned document not among the hits is still scored, for the trace.
+    cap = settings.MEMORY_ALWAYS_INJECT_CAP
+    # Pinned documents are scored too, hits or not, for the trace.
     pinned_scores = {
-        c.document.pk: c
-        for c in rerank(
-            [scored_by_id.get(d.pk) or Scored(d, 0.0, {}) for d in pinned], message, "hybrid"
-        )
+        c.document.pk: c for c in rerank([c for c in found if c.pinned], message, "hybrid")
     }
+    pinned = sorted(
+        (c.document for c in pinned_scores.values()),
+        key=lambda d: (_SCOPE_ORDER[d.store.scope], d.store.slug, d.path),
+    )
+    pinned_ids = set(pinned_scores)
+    candidates: list[Scored] = rerank([c for c in found if c.sources], message, "hybrid")
     trace: list[dict] = []
     entries: list[Entry] = []
     used = 0

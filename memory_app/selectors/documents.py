@@ -8,7 +8,7 @@ from django.db.models import Prefetch, QuerySet
 from memory_app.access import STORE_SELECT, access_store, documents_readable
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput, NotFound
-from memory_app.models import DocState, MemoryDocument, MemorySourceRef, MemoryVersion
+from memory_app.models import LIVE_STATES, MemoryDocument, MemorySourceRef, MemoryVersion
 
 SUMMARY_FIELDS = (
     "id",
@@ -53,7 +53,7 @@ def documents_list(
     target = access_store(actor, store)
     documents = documents_readable(actor.user).filter(store=target)
     if not include_inactive:
-        documents = documents.filter(state=DocState.ACTIVE)
+        documents = documents.filter(state__in=LIVE_STATES)
     if prefix:
         documents = documents.filter(path__startswith=prefix)
     if cursor:

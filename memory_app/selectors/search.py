@@ -18,17 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db import connection, transaction
-from django.db.models import F, FloatField, Q, QuerySet, Value
-from django.db.models.functions import Coalesce
+from django.db import connection
+from django.db.models import Q, QuerySet
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from memory_app.access import access_store, store_read_q
 from memory_app.actors import Actor
 from memory_app.embeddings import embed_text
 from memory_app.models import (
+    LIVE_STATES,
     TRUST_WEIGHT,
     DocState,
     MemoryDocument,
@@ -36,8 +34,17 @@ from memory_app.models import (
     Scope,
     Trust,
 )
+from memory_app.selectors.candidates import gather, moment_in
+from memory_app.selectors.timeframe import time_window
 
-WEIGHTS = {"text": 0.45, "trust": 0.20, "entity": 0.15, "doc_type": 0.10, "recency": 0.10}
+WEIGHTS = {
+    "text": 0.45,
+    "trust": 0.20,
+    "entity": 0.15,
+    "doc_type": 0.10,
+    "recency": 0.10,
+    "time": 0.30,
+}
 DOC_TYPE_BOOST = {
     "runbook": 0.9,
     "checklist": 0.85,
@@ -62,8 +69,6 @@ MIN_SEMANTIC = 0.25
 
 MODES = ("hybrid", "text", "semantic")
 _WORD = re.compile(r"[a-z0-9][a-z0-9._-]*")
-# Ticket ids, config keys, error codes: tokens with a digit, dot or underscore.
-_IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w.-]*[0-9._])[A-Za-z0-9][\w.-]*[A-Za-z0-9](?![\w-])")
 
 
 @dataclass
@@ -74,6 +79,7 @@ class Scored:
     lexical: float = 0.0
     semantic: float = 0.0
     sources: set[str] = field(default_factory=set)
+    pinned: bool = False
 
 
 def context_stores_q(actor: Actor) -> Q:
@@ -110,6 +116,7 @@ DOCUMENT_FIELDS = (
     "entities",
     "version",
     "updated_at",
+    "created_at",
 )
 
 
@@ -140,17 +147,36 @@ def searchable_documents(
     include_drafts: bool = True,
     scope: dict[int, MemoryStore] | None = None,
 ) -> QuerySet[MemoryDocument]:
-    """Active documents of the actor's context stores, narrowed by the filters."""
+    """Active, unexpired documents of the actor's context stores, narrowed by the filters.
+
+    Expiry is checked here, not only by the expiry job: between its runs an
+    expired memory must not be served.
+    """
     if scope is None:
         scope = context_stores(actor, stores)
-    documents = MemoryDocument.objects.filter(store_id__in=list(scope), state=DocState.ACTIVE)
+    documents = MemoryDocument.objects.filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+        store_id__in=list(scope),
+        state__in=LIVE_STATES,
+    )
     if doc_types:
         documents = documents.filter(doc_type__in=doc_types)
     if tags:
         documents = documents.filter(tags__overlap=list(tags))
     if not include_drafts:
-        documents = documents.exclude(trust=Trust.AGENT_DRAFT)
+        documents = documents.exclude(trust=Trust.AGENT_DRAFT).exclude(state=DocState.CONSTRAINED)
     return documents
+
+
+def vector_search_session(sender, connection, **kwargs) -> None:
+    """On every new database connection: filtered HNSW scans keep going until
+    they find k rows (pgvector >= 0.8), set once rather than per search."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), "
+            "set_config('hnsw.ef_search', %s, false)",
+            [str(HNSW_EF_SEARCH)],
+        )
 
 
 def set_vector_search_options() -> None:
@@ -165,37 +191,6 @@ def set_vector_search_options() -> None:
             "set_config('hnsw.ef_search', %s, true)",
             [str(HNSW_EF_SEARCH)],
         )
-
-
-def text_query(query_text: str) -> SearchQuery:
-    """All words of the query, or any identifier it names.
-
-    All-words keeps the text side fast and precise, but one extra word
-    ("INC-4411 what was the fix") defeats it. Identifiers are rare tokens,
-    so OR-ing just those stays selective and cheap on the GIN index.
-    """
-    query = SearchQuery(query_text, search_type="websearch", config="english")
-    identifiers = [token for token in _IDENTIFIER.findall(query_text) if len(token) >= 4]
-    for identifier in identifiers[:5]:
-        query |= SearchQuery(identifier, search_type="phrase", config="english")
-    return query
-
-
-def _text_candidates(documents: QuerySet, query: SearchQuery, k: int) -> list:
-    return list(
-        documents.filter(search_vector=query)
-        .annotate(rank=SearchRank(F("search_vector"), query, normalization=32))
-        .order_by("-rank")
-        .values_list("pk", flat=True)[:k]
-    )
-
-
-def _vector_candidates(documents: QuerySet, vector: list[float], k: int) -> list:
-    return list(
-        documents.filter(embedding__isnull=False)
-        .order_by(CosineDistance("embedding", vector))
-        .values_list("pk", flat=True)[:k]
-    )
 
 
 def entity_match(entities: dict, message_words: set[str], message: str) -> float:
@@ -215,11 +210,14 @@ def recency(updated_at: datetime, now: datetime) -> float:
 def rerank(candidates: Iterable[Scored], message: str, mode: str) -> list[Scored]:
     """Score each candidate on DESIGN §4's components, best first.
 
-    The text rank is made relative to the best text match in the set, so
-    the top exact match counts fully whatever ts_rank's absolute scale.
+    The lexical score is made relative to the best lexical match in the
+    set, so the top match counts fully whatever BM25's absolute scale (a
+    share of the query's total term weight was tried: it drowns a rare
+    identifier among the question's other words).
     """
     candidates = list(candidates)
     now = timezone.now()
+    window = time_window(message, now) if mode == "hybrid" else None
     lowered = message.lower()
     words = set(_WORD.findall(lowered))
     best_lexical = max((c.lexical for c in candidates), default=0.0) or 1.0
@@ -239,6 +237,11 @@ def rerank(candidates: Iterable[Scored], message: str, mode: str) -> list[Scored
             "doc_type": DOC_TYPE_BOOST.get(document.doc_type, 0.4),
             "recency": round(recency(document.updated_at, now), 4),
         }
+        if window is not None:
+            # Only a question about time has this component (decisions.md).
+            candidate.components["time"] = float(
+                moment_in(window, document.created_at, document.updated_at)
+            )
         candidate.score = round(
             sum(WEIGHTS[name] * value for name, value in candidate.components.items()), 4
         )
@@ -253,57 +256,44 @@ def hybrid_candidates(
     k: int,
     mode: str = "hybrid",
     query_vector: np.ndarray | None = None,
+    pinned: bool = False,
 ) -> list[Scored]:
-    """The union of text and vector candidates, each scored on both signals."""
-    query = text_query(query_text)
-    text_ids: list = []
-    vector_ids: list = []
+    """Text, vector and (for a question about time) dated candidates, scored on each signal.
+
+    One statement (selectors/candidates.py). A candidate found only by the
+    vector side must be at least MIN_SEMANTIC close to count.
+    """
     vector = None
-    if mode in ("hybrid", "text"):
-        text_ids = _text_candidates(documents, query, k)
     if mode in ("hybrid", "semantic"):
         vector = (query_vector if query_vector is not None else embed_text(query_text)).tolist()
-        # SET LOCAL lasts until the end of the transaction: give it one.
-        with transaction.atomic():
-            set_vector_search_options()
-            vector_ids = _vector_candidates(documents, vector, k)
-    ids = list(dict.fromkeys([*text_ids, *vector_ids]))
-    if not ids:
-        return []
-    annotated = (
-        MemoryDocument.objects.filter(pk__in=ids)
-        .only(*DOCUMENT_FIELDS)
-        .annotate(
-            lexical=SearchRank(F("search_vector"), query, normalization=32),
-        )
+    found = gather(
+        documents,
+        query_text,
+        fields=DOCUMENT_FIELDS,
+        k=k,
+        vector=vector,
+        lexical=mode in ("hybrid", "text"),
+        window=time_window(query_text, timezone.now()) if mode == "hybrid" else None,
+        pinned=pinned,
     )
-    if vector is not None:
-        annotated = annotated.annotate(
-            distance=Coalesce(
-                CosineDistance("embedding", vector), Value(1.0), output_field=FloatField()
-            )
-        )
-    text_set, vector_set = set(text_ids), set(vector_ids)
     scored = []
-    for document in annotated:
+    for item in found:
+        document = item.document
         document.store = scope[document.store_id]
-        semantic = max(0.0, 1.0 - float(document.distance)) if vector is not None else 0.0
-        in_text = document.pk in text_set
-        if not in_text and semantic < MIN_SEMANTIC:
+        semantic = max(0.0, 1.0 - float(item.distance)) if item.distance is not None else 0.0
+        is_pinned = "pinned" in item.sources
+        sources = set(item.sources) - {"pinned"}
+        if sources <= {"semantic"} and semantic < MIN_SEMANTIC and not is_pinned:
             continue
-        sources = {"text"} if in_text else set()
-        if document.pk in vector_set:
-            sources.add("semantic")
         scored.append(
             Scored(
                 document=document,
                 score=0.0,
                 components={},
-                # ts_rank also scores partial overlaps; only a full
-                # all-words match counts as a text hit.
-                lexical=float(document.lexical or 0.0) if in_text else 0.0,
+                lexical=item.lexical,
                 semantic=semantic,
                 sources=sources,
+                pinned=is_pinned,
             )
         )
     return scored

@@ -4,16 +4,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from memory_app.access import documents_readable, store_ref
 from memory_app.actors import Actor
 from memory_app.hashing import sha256_text
-from memory_app.models import ContextTrace, MemoryDocument, MemoryUsage
+from memory_app.models import MemoryDocument, MemoryUsage
 from memory_app.selectors.context import BuiltContext, build_context
-from memory_app.services.events import event_record
+from memory_app.services.context_audit import AuditRow, context_audit_write
 
 
 @dataclass(frozen=True)
@@ -38,57 +38,43 @@ def memory_context_load(
         return ContextResult(BuiltContext("", 0, []), None, None, disabled=True)
     budget = token_budget or settings.MEMORY_CONTEXT_TOKEN_BUDGET
     built = build_context(actor=actor, message=message, max_docs=max_docs, token_budget=budget)
+    payload = {
+        "tokens": built.tokens,
+        "documents": [
+            {
+                "id": str(e.document.pk),
+                "path": e.document.path,
+                "store": store_ref(e.document.store, actor),
+                "trust": e.document.trust,
+                "block": e.block,
+            }
+            for e in built.entries
+        ],
+    }
+    if actor.run_id:
+        payload["run_id"] = actor.run_id
+    if actor.on_behalf_of is not None:
+        payload["on_behalf_of"] = actor.user.get_username()
     with transaction.atomic():
-        # The usage audit is not worth a WAL flush on the hot path: a crash
-        # may lose the last moment's traces, never a document or a version.
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit = off")
-        trace = ContextTrace.objects.create(
-            principal=actor.user,
-            conversation=actor.conversation,
+        trace_id, event_id = context_audit_write(
+            principal_id=actor.user.pk,
+            agent_id=actor.agent.pk,
+            conversation_id=actor.conversation.pk if actor.conversation else None,
             run_id=actor.run_id,
             message_sha256=sha256_text(message),
-            candidates=built.trace,
             context_sha256=sha256_text(built.text),
+            candidates=built.trace,
             tokens=built.tokens,
-            token_budget=budget,
+            budget=budget,
+            payload=payload,
+            rows=[
+                AuditRow(
+                    e.document.pk, e.document.version, e.score, e.components, e.block, e.tokens
+                )
+                for e in built.entries
+            ],
         )
-        event = event_record(
-            "memory.context.loaded",
-            actor=actor,
-            payload={
-                "trace_id": trace.pk,
-                "tokens": built.tokens,
-                "documents": [
-                    {
-                        "id": str(e.document.pk),
-                        "path": e.document.path,
-                        "store": store_ref(e.document.store, actor),
-                        "trust": e.document.trust,
-                        "block": e.block,
-                    }
-                    for e in built.entries
-                ],
-            },
-        )
-        MemoryUsage.objects.bulk_create(
-            MemoryUsage(
-                run_id=actor.run_id,
-                conversation=actor.conversation,
-                principal=actor.user,
-                document=entry.document,
-                version=entry.document.version,
-                rank=rank,
-                score=entry.score,
-                components=entry.components,
-                block=entry.block,
-                tokens=entry.tokens,
-                trace=trace,
-                event=event,
-            )
-            for rank, entry in enumerate(built.entries, start=1)
-        )
-    return ContextResult(built, event.pk, trace.pk)
+    return ContextResult(built, event_id, trace_id)
 
 
 @transaction.atomic

@@ -17,6 +17,7 @@ from memory_app.models import (
 from memory_app.policy import check_can_curate, check_can_write, check_document_writable
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
+from memory_app.services.guard import recording_refusals, scan_for_store
 from memory_app.services.review_items import OPEN, review_item_close, review_item_open
 
 
@@ -27,10 +28,13 @@ def memory_delete_request(
 
     Returns the review item and whether it was created (False: an open
     request for the same version already existed). Emits
-    `memory.deletion.requested`.
+    `memory.deletion.requested`. The reason is agent text shown to the
+    deciding human, so it is scanned under the document's store rules.
     """
     check_can_write(actor)
     check_document_writable(document.state)
+    with recording_refusals(actor, tool="memory_delete", document_id=str(document.pk)):
+        scan_for_store({"reason": reason}, document.store)
     item, created = review_item_open(
         actor=actor,
         kind=DreamKind.DELETION,

@@ -116,14 +116,16 @@ def head_update(
     author: AbstractBaseUser | None,
     fields: dict,
     embedding: np.ndarray | None = None,
+    force: bool = False,
     **version_kwargs,
 ) -> bool:
     """Move a locked document's head to `fields` and record the version.
 
-    Returns False, writing nothing, when nothing would change.
+    Returns False, writing nothing, when nothing would change, unless
+    `force` asks for a version anyway (a redaction's record in the chain).
     """
     changed = {name: value for name, value in fields.items() if getattr(document, name) != value}
-    if not changed:
+    if not changed and not force:
         return False
     for name, value in changed.items():
         setattr(document, name, value)

@@ -5,6 +5,8 @@ what they could not: a write whose embedding failed, bulk imports, and every
 document after a model change (`embedding_model` differs).
 """
 
+from collections.abc import Callable
+
 from django.db.models import Q
 
 from memory_app.embeddings import document_text, get_backend
@@ -37,9 +39,18 @@ def document_embed(*, document_id) -> bool:
     return _store(document, get_backend().embed([_text(document)])[0]) == 1
 
 
-def embeddings_backfill(*, batch_size: int = 64, limit: int | None = None) -> int:
-    """Embed every stale document, a batch at a time; returns how many."""
+def embeddings_backfill(
+    *,
+    batch_size: int = 64,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Embed every stale document, a batch at a time; returns how many.
+
+    `progress(done, total)` after each batch, total as counted at the start.
+    """
     backend = get_backend()
+    total = stale_embeddings().count() if progress else 0
     done = 0
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
@@ -53,6 +64,8 @@ def embeddings_backfill(*, batch_size: int = 64, limit: int | None = None) -> in
         vectors = backend.embed([_text(d) for d in batch])
         written = sum(_store(d, v) for d, v in zip(batch, vectors, strict=True))
         done += len(batch)
+        if progress:
+            progress(done, max(total, done))
         if written == 0:
             break  # every row changed under us; the next writes embed themselves
     return done

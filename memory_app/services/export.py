@@ -61,6 +61,7 @@ def version_line(version: MemoryVersion) -> dict:
         "sha256": version.sha256,
         "parent_sha256": version.parent_sha256,
         "chain_sha256": version.chain_sha256,
+        "chain_key_id": version.chain_key_id,
         "metadata": version.metadata,
         "author": _name(version.author),
         "author_name": version.author_name,

@@ -1,6 +1,6 @@
 """Shared steps of every write: the safety scan and the denial events."""
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 from django.conf import settings
@@ -21,6 +21,26 @@ def check_sizes(*, content: str, path: str | None = None) -> None:
         raise InvalidInput(error, fields={"path": [error]})
 
 
+def agent_text_fields(
+    *,
+    tags: Iterable[str] = (),
+    entities: Mapping[str, object] | None = None,
+    source_refs: Iterable = (),
+    **texts: str,
+) -> dict[str, str]:
+    """Every text an agent supplied with a write, named as an error reports it.
+
+    List items and entity values are scanned one by one, so a finding names
+    the exact field (`tags[1]`, `entities.service`, `source_refs[0].ref`)
+    and its span is a position in that value.
+    """
+    fields = dict(texts)
+    fields |= {f"tags[{index}]": tag for index, tag in enumerate(tags)}
+    fields |= {f"entities.{name}": str(value) for name, value in (entities or {}).items()}
+    fields |= {f"source_refs[{index}].ref": ref.ref for index, ref in enumerate(source_refs)}
+    return fields
+
+
 def scan_for_store(fields: Mapping[str, str], store: MemoryStore) -> list[Finding]:
     """Scan under the target store's rules; raise WriteBlocked on a blocking hit.
 
@@ -30,9 +50,9 @@ def scan_for_store(fields: Mapping[str, str], store: MemoryStore) -> list[Findin
     findings = scan_fields(fields, conversation_store=store.scope == Scope.CONVERSATION)
     blocking = [f for f in findings if f.blocking]
     if blocking:
-        names = sorted({f.detector for f in blocking})
+        where = sorted({f"{f.detector} in {f.field}" for f in blocking})
         raise WriteBlocked(
-            f"The safety scanner refused this write ({', '.join(names)}). "
+            f"The safety scanner refused this write ({', '.join(where)}). "
             "Remove the flagged text and try again.",
             findings=[
                 {"detector": f.detector, "field": f.field, "start": f.start, "end": f.end}

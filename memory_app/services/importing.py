@@ -29,7 +29,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
 from memory_app.errors import InvalidInput
-from memory_app.hashing import GENESIS, chain_sha256, sha256_text
+from memory_app.hashing import GENESIS, chain_keyring, chain_sha256, sha256_text
 from memory_app.models import (
     ChangeKind,
     Conversation,
@@ -192,6 +192,7 @@ class _Importer:
                         "sha256",
                         "parent_sha256",
                         "chain_sha256",
+                        "chain_key_id",
                         "metadata",
                         "author_name",
                         "run_id",
@@ -280,14 +281,23 @@ class _Importer:
 
 
 def history_problem(line: dict) -> str:
-    """Why a document line's history does not verify, or ''."""
+    """Why a document line's history does not verify, or ''.
+
+    Links verify with this instance's keyring: importing from an instance
+    with another chain key needs that key in MEMORY_CHAIN_RETIRED_KEYS.
+    """
+    keyring = chain_keyring()
     previous_chain, previous_sha = GENESIS, ""
     for number, version in enumerate(line["versions"], start=1):
         if version["version"] != number:
             return f"version {number} is missing"
         if sha256_text(version["content"]) != version["sha256"]:
             return f"version {number}: content does not match its hash"
+        key = keyring.get(version.get("chain_key_id", ""))
+        if key is None:
+            return f"version {number}: signed with a chain key this instance does not hold"
         expected = chain_sha256(
+            key=key,
             previous_chain=previous_chain,
             version=number,
             change=version["change"],

@@ -35,6 +35,12 @@ def api_key_issue(*, user: AbstractBaseUser, name: str = "") -> IssuedKey:
 
 def api_key_authenticate(raw_key: str) -> AbstractBaseUser | None:
     """The active user owning an unrevoked key, or None."""
+    key = api_key_find(raw_key)
+    return key.user if key else None
+
+
+def api_key_find(raw_key: str) -> ApiKey | None:
+    """The unrevoked key of an active user, with its user; None otherwise."""
     key = (
         ApiKey.objects.select_related("user")
         .filter(key_sha256=api_key_hash(raw_key), revoked_at__isnull=True)
@@ -46,7 +52,7 @@ def api_key_authenticate(raw_key: str) -> AbstractBaseUser | None:
     # Recording every use would put a write on every read call; a minute is enough.
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-    return key.user
+    return key
 
 
 def _permission(codename: str) -> Permission:
@@ -91,6 +97,20 @@ def principal_upsert(
         group, _ = Group.objects.get_or_create(name=team)
         user.groups.add(group)
     return user
+
+
+def principal_activate(user: AbstractBaseUser) -> bool:
+    """Make the user able to sign in and use keys; True if it was inactive.
+
+    `memory_import` creates the authors it does not know as inactive
+    placeholders; an operator bootstrapping one of them with `memory_user`
+    means to bring that person in, and a key of an inactive user would fail.
+    """
+    if user.is_active:
+        return False
+    user.is_active = True
+    user.save(update_fields=["is_active"])
+    return True
 
 
 @transaction.atomic

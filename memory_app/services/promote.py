@@ -39,6 +39,7 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
+from memory_app.services.merge_sources import merged_source_refs
 from memory_app.services.review_items import OPEN, review_item_close, review_item_open
 
 RELATED_LIMIT = 3
@@ -94,9 +95,11 @@ def memory_propose_promotion(
     with recording_refusals(actor, tool="memory_propose_promotion", store=target_store):
         findings = scan_for_store(
             {
+                "target_path": path,
                 "title": document.title,
                 "recall_hint": document.recall_hint,
                 "content": document.content,
+                "rationale": rationale,
             },
             store,
         )
@@ -204,6 +207,8 @@ def promotion_approve(
 def _apply(item, user, fields, embedding, version_kwargs, note: str) -> MemoryDocument:
     """Write the approved content to the target path and close the item."""
     store = item.target_store
+    if item.action == ReviewAction.MERGE:
+        version_kwargs = {**version_kwargs, "source_refs": merged_source_refs(item)}
     target = (
         MemoryDocument.objects.select_for_update()
         .filter(store=store, path=item.target_path)
@@ -240,7 +245,7 @@ def _supersede_merged(item: DreamReviewItem, target: MemoryDocument, user) -> No
     for source in (
         item.related_documents.select_for_update()
         .exclude(pk=target.pk)
-        .filter(state=DocState.ACTIVE)
+        .filter(state__in=(DocState.ACTIVE, DocState.CONSTRAINED))
     ):
         head_update(
             source,

@@ -19,7 +19,13 @@ from memory_app.services.documents import (
     head_update,
 )
 from memory_app.services.events import event_record
-from memory_app.services.guard import check_sizes, recording_refusals, scan_for_store, scan_record
+from memory_app.services.guard import (
+    agent_text_fields,
+    check_sizes,
+    recording_refusals,
+    scan_for_store,
+    scan_record,
+)
 from memory_app.services.versions import SourceRef
 
 
@@ -63,13 +69,15 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     with recording_refusals(actor, tool="memory_remember", store=data.store):
         check_store_write(actor, store, doc_type=data.doc_type)
         findings = scan_for_store(
-            {
-                "path": path,
-                "title": data.effective_title,
-                "recall_hint": data.recall_hint,
-                "content": data.content,
-                "tags": " ".join(data.tags),
-            },
+            agent_text_fields(
+                path=path,
+                title=data.effective_title,
+                recall_hint=data.recall_hint,
+                content=data.content,
+                tags=data.tags,
+                entities=data.entities,
+                source_refs=data.source_refs,
+            ),
             store,
         )
     embedding = embedding_for(data.effective_title, data.recall_hint, data.content)

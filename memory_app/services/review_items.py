@@ -13,8 +13,8 @@ from memory_app.models import (
     MemoryVersion,
     ReviewStatus,
 )
-
-OPEN = (ReviewStatus.PENDING, ReviewStatus.DEFERRED)
+from memory_app.policy import check_write_quota
+from memory_app.services.constrain import OPEN, constraints_release
 
 
 def open_review_item(
@@ -45,8 +45,9 @@ def review_item_open(
 
     Returns (item, created). A unique constraint on open items makes this
     safe against concurrent callers: the loser gets the winner's item.
-    An agent's proposal gets a job of its own; a dream job (`actor` None)
-    files its proposals under its own run.
+    An agent's proposal gets a job of its own and counts against its write
+    quota (429 at the cap; asking again for what is already open does not
+    count); a dream job (`actor` None) files its proposals under its own run.
     """
     draft = DreamReviewItem(
         action=action,
@@ -62,6 +63,8 @@ def review_item_open(
         return existing, False
     try:
         with transaction.atomic():
+            if actor is not None:
+                check_write_quota(actor)
             draft.job = job or DreamJob.objects.create(
                 kind=kind,
                 status=JobStatus.AWAITING_REVIEW,
@@ -83,6 +86,7 @@ def review_item_close(item: DreamReviewItem, *, user, status: str, note: str) ->
     now = timezone.now()
     item.status, item.decided_by, item.decided_at, item.decision_note = status, user, now, note
     item.save()
+    constraints_release(item)
     if item.job.kind in (DreamKind.PROMOTION, DreamKind.DELETION):
         approved = status == ReviewStatus.APPROVED
         item.job.status = JobStatus.SUCCEEDED if approved else JobStatus.REJECTED

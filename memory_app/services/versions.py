@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from memory_app.hashing import GENESIS, chain_sha256
+from memory_app.hashing import GENESIS, chain_key_current, chain_sha256
 from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
 
 SYSTEM_ACTOR = "system"
@@ -58,6 +58,7 @@ def version_append(
     )
     created_at = timezone.now()
     author_name = author.get_username() if author is not None else SYSTEM_ACTOR
+    key = chain_key_current()
     version = MemoryVersion.objects.create(
         document=document,
         version=document.version,
@@ -68,6 +69,7 @@ def version_append(
         sha256=document.content_sha256,
         parent_sha256=previous.sha256 if previous else "",
         chain_sha256=chain_sha256(
+            key=key,
             previous_chain=previous.chain_sha256 if previous else GENESIS,
             version=document.version,
             change=change,
@@ -75,6 +77,7 @@ def version_append(
             author_name=author_name,
             created_at=created_at,
         ),
+        chain_key_id=key.id,
         metadata=head_metadata(document),
         author=author,
         author_name=author_name,

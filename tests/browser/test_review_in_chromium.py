@@ -1,6 +1,7 @@
 """The review pages in a real browser: decisions, keyboard, escaping, screenshots."""
 
 import pytest
+from playwright.sync_api import expect
 
 from memory_app.models import DreamReviewItem, MemoryDocument
 from tests.factories import PASSWORD, UserFactory
@@ -55,7 +56,8 @@ def test_keyboard_j_then_a_approves_the_focused_item(login, live_server, people)
     page.goto(f"{live_server.url}/queue/")
     page.keyboard.press("j")
     page.keyboard.press("a")
-    page.wait_for_function("document.querySelectorAll('[data-row]').length === 1")
+    # A locator, not a JavaScript predicate: the page's CSP forbids evaluating strings.
+    expect(page.locator("[data-row]")).to_have_count(1)
     assert MemoryDocument.objects.filter(store__slug="workspace_runbooks").count() == 1
 
 

@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config.database.roles import app_role_provision
 from config.database.server import ensure_server, server_status, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,3 +107,34 @@ def test_release_stops_a_server_only_dead_processes_were_using(data_dir):
     handle_file.write_text(json.dumps([_dead_pid()]))
     assert release_if_unused(data_dir) is True
     assert server_status(data_dir).startswith("stopped")
+
+
+def test_the_app_role_is_created_and_takes_over_an_older_database(data_dir):
+    address = ensure_server(data_dir, cleanup=None)
+    server = {"host": address.socket_dir, "port": address.port, "autocommit": True}
+    with psycopg.connect(**server, user="postgres") as conn:
+        conn.execute("CREATE DATABASE legacy")
+    with psycopg.connect(**server, user="postgres", dbname="legacy") as conn:
+        conn.execute("CREATE EXTENSION vector")
+        conn.execute("CREATE TABLE notes (id serial PRIMARY KEY, body text)")
+        conn.execute("CREATE FUNCTION answer() RETURNS int AS 'SELECT 1' LANGUAGE sql")
+    for database in ("legacy", "fresh"):
+        app_role_provision(
+            host=address.socket_dir,
+            port=address.port,
+            superuser="postgres",
+            role="memory_app",
+            database=database,
+        )
+    with psycopg.connect(**server, user="memory_app", dbname="legacy") as conn:
+        assert conn.execute(
+            "SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = current_user"
+        ).fetchone() == (False, False)
+        conn.execute("ALTER TABLE notes ADD COLUMN extra text")
+        conn.execute("INSERT INTO notes (body) VALUES ('kept')")
+        conn.execute("CREATE OR REPLACE FUNCTION answer() RETURNS int AS 'SELECT 2' LANGUAGE sql")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SET session_replication_role = replica")
+    with psycopg.connect(**server, user="memory_app", dbname="fresh") as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        assert conn.execute("SELECT '[1,2]'::vector <=> '[2,4]'::vector").fetchone()[0] == 0

@@ -63,7 +63,9 @@ def poll(job: DreamJob, done, timeout: float) -> DreamJob:
 def test_a_killed_worker_loses_no_work(tmp_path):
     redis.Redis.from_url(REDIS_URL).flushdb()
     store = store_workspace_ensure(slug="crash", name="Crash")
-    for n in range(400):
+    # Enough batches that the job is still running when the poll looks,
+    # even on a busy machine where the poll wakes rarely.
+    for n in range(1500):
         make_document(store, f"notes/{n}", f"Note {n} about a service we run.", embedding=None)
     first = worker_process(tmp_path)
     try:

@@ -3,7 +3,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from memory_app.embeddings import embed_text
+from memory_app.embeddings import embed_text, get_backend
 from memory_app.models import MemoryDocument
 from memory_app.services.embedding_backfill import document_embed, embeddings_backfill
 from tests.factories import WorkspaceStoreFactory, make_document
@@ -48,3 +48,21 @@ def test_the_command_reports_what_it_did():
     call_command("memory_embed", stdout=out)
     assert out.getvalue().startswith("embedded ")
     assert not MemoryDocument.objects.filter(embedding__isnull=True).exists()
+
+
+def test_the_command_reembeds_in_batches_with_progress():
+    store = WorkspaceStoreFactory()
+    for n in range(5):
+        _without_embedding(store, f"n{n}", f"Note number {n} about {'long ' * n}things")
+    out = io.StringIO()
+    call_command("memory_embed", "--batch-size", "2", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == ["embedded 2 of 5", "embedded 4 of 5", "embedded 5 of 5"]
+    assert lines[-1] == "embedded 5 documents"
+
+
+def test_batches_embed_each_text_as_it_would_alone():
+    texts = ["short", "a much longer sentence about kafka consumer lag and rebalances", "mid text"]
+    together = get_backend().embed(texts)
+    for text, row in zip(texts, together, strict=True):
+        assert float(row @ get_backend().embed([text])[0]) > 0.999

@@ -5,12 +5,14 @@ import io
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
+from rest_framework.test import APIClient
 
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput
-from memory_app.models import DreamReviewItem, MemoryDocument, MemoryVersion
+from memory_app.models import Conversation, DreamReviewItem, MemoryDocument, MemoryVersion
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.conversations import conversation_open
 from memory_app.services.documents import head_update
@@ -87,9 +89,12 @@ def export_text() -> str:
 
 
 def wipe_memory() -> None:
-    """Empty the memory tables (TRUNCATE skips the append-only triggers)."""
+    """Empty the memory tables, as their owner with the append-only triggers
+    off (the test's transaction switches them back on)."""
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for table in ("memory_app_memoryversion", "memory_app_memorysourceref"):
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
         cursor.execute(f"TRUNCATE {', '.join(MEMORY_TABLES)}, memory_app_memorystore CASCADE")
 
 
@@ -218,3 +223,29 @@ def test_only_superusers_download_the_export(client, owner, world):
     assert "attachment" in response["Content-Disposition"]
     body = b"".join(response.streaming_content).decode()
     assert body == export_text()
+
+
+def test_memory_user_activates_an_imported_author_and_its_key_works(tmp_path):
+    author = UserFactory(username="alice")
+    conversation = conversation_open(user=author, external_id="alice-1")
+    actor = Actor(user=author, agent=author, conversation=conversation)
+    memory_remember(
+        actor=actor, data=RememberInput(store="conversation", path="n/1", content="A fact.")
+    )
+    text = export_text()
+    wipe_memory()
+    Conversation.objects.all().delete()
+    author.delete()
+    memory_import(text.splitlines())
+    imported = get_user_model().objects.get(username="alice")
+    assert not imported.is_active
+    out, err = io.StringIO(), io.StringIO()
+    call_command("memory_user", "alice", stdout=out, stderr=err)
+    assert "alice was inactive" in err.getvalue()
+    key = out.getvalue().strip().splitlines()[-1]
+    response = APIClient().get("/api/v1/me", HTTP_AUTHORIZATION=f"Token {key}")
+    assert response.status_code == 200
+    assert response.json()["username"] == "alice"
+    again = io.StringIO()
+    call_command("memory_user", "alice", stdout=io.StringIO(), stderr=again)
+    assert "inactive" not in again.getvalue()

@@ -128,3 +128,62 @@ def test_the_page_is_bounded_in_queries(client, owner, django_assert_max_num_que
         response = client.get(url(document))
     assert response.status_code == 200
     assert "history intact (50 versions)" in response.content.decode()
+
+
+SECRET = "orchid-lantern-4217"
+
+
+def write_private(user, content: str, path: str = "prefs/leak") -> MemoryDocument:
+    """A preference in the user's own store, where the owner may redact."""
+    actor = Actor(user=user, agent=user)
+    data = RememberInput(store="user", path=path, content=content, doc_type="user_preference")
+    return memory_remember(actor=actor, data=data).document
+
+
+def test_the_owner_redacts_a_private_document_from_the_page(client, owner):
+    document = write_private(owner, f"join value {SECRET}")
+    write_private(owner, "join value from the vault")
+    client.force_login(owner)
+    assert "Redact" in client.get(url(document)).content.decode()
+    response = client.post(f"{url(document)}redact", {"text": SECRET}, follow=True)
+    page = response.content.decode()
+    # The content and the title derived from it.
+    assert "Redacted 2 occurrence(s) in version(s) 1." in page
+    assert SECRET not in page
+    assert document.versions.get(version=1).content == "join value [redacted]"
+    assert "history intact (3 versions)" in page
+
+
+def test_redaction_needs_the_csrf_token(owner):
+    from django.test import Client
+
+    document = write_private(owner, f"join value {SECRET}")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    assert client.post(f"{url(document)}redact", {"text": SECRET}).status_code == 403
+    assert SECRET in MemoryDocument.objects.get(pk=document.pk).content
+
+
+def test_redaction_of_absent_text_is_a_message(client, owner):
+    document = write_private(owner, "join value from the vault")
+    client.force_login(owner)
+    response = client.post(f"{url(document)}redact", {"text": "never written"}, follow=True)
+    assert "does not occur" in response.content.decode()
+    assert MemoryDocument.objects.get(pk=document.pk).version == document.version
+
+
+def test_a_conversation_participant_may_not_redact(client, owner, note):
+    client.force_login(owner)
+    assert "redact-heading" not in client.get(url(note)).content.decode()
+    assert client.post(f"{url(note)}redact", {"text": "line"}).status_code == 403
+
+
+def test_shared_documents_are_redacted_by_reviewers_only(client, owner, reviewer, outsider, note):
+    convention = MemoryDocument.objects.get(path="verification-policy")
+    client.force_login(owner)
+    assert "redact-heading" not in client.get(url(convention)).content.decode()
+    assert client.post(f"{url(convention)}redact", {"text": "verify"}).status_code == 403
+    client.force_login(outsider)
+    assert client.post(f"{url(note)}redact", {"text": "line"}).status_code == 404
+    client.force_login(reviewer)
+    assert "redact-heading" in client.get(url(convention)).content.decode()

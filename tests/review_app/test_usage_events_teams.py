@@ -83,11 +83,12 @@ def test_usage_is_bounded_in_queries_with_1000_traces(
             assert client.get("/usage/", {"view": view}).status_code == 200
 
 
-def test_events_page_filters_and_polls(client, owner, reviewer, run):
+def test_events_page_filters_and_follows_the_event_stream(client, owner, reviewer, run):
     client.force_login(owner)
     html = client.get("/events/").content.decode()
-    assert "memory.context.loaded" in html and 'hx-trigger="every 5s"' in html
     newest = MemoryEvent.objects.order_by("-id").first().pk
+    assert "memory.context.loaded" in html and 'hx-trigger="memory-event from:body"' in html
+    assert f'data-event-stream="/api/v1/events/stream?after={newest}"' in html
     MemoryEvent.objects.create(type="memory.write.blocked", principal=owner, payload={"x": "<b>"})
     poll = client.get("/events/", {"after": newest}, headers={"HX-Request": "true"})
     body = poll.content.decode()

@@ -11,5 +11,10 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None, help="Stop after this many.")
 
     def handle(self, *args, **options):
-        done = embeddings_backfill(batch_size=options["batch_size"], limit=options["limit"])
+        def progress(done: int, total: int) -> None:
+            self.stdout.write(f"embedded {done} of {total}")
+
+        done = embeddings_backfill(
+            batch_size=options["batch_size"], limit=options["limit"], progress=progress
+        )
         self.stdout.write(f"embedded {done} documents")

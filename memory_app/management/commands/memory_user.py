@@ -1,12 +1,12 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_app.services.principals import api_key_issue, principal_upsert
+from memory_app.services.principals import api_key_issue, principal_activate, principal_upsert
 
 
 class Command(BaseCommand):
     help = (
-        "Create or update a user and print a new API key as the last line. "
-        "Flags only add rights; revoke them in the admin."
+        "Create or update a user, activate it if inactive, and print a new API key as "
+        "the last line. Flags only add rights; revoke them in the admin."
     )
 
     def add_arguments(self, parser):
@@ -36,6 +36,11 @@ class Command(BaseCommand):
             superuser=options["superuser"],
             teams=[team.strip() for team in options["team"] if team.strip()],
         )
+        if principal_activate(user):
+            self.stderr.write(
+                f"User {user.get_username()} was inactive (an imported author or a "
+                "deactivated account) and is now active."
+            )
         issued = api_key_issue(user=user, name=options["key_name"] or "memory_user")
         self.stderr.write(f"User {user.get_username()} is ready. New API key:")
         self.stdout.write(issued.raw)

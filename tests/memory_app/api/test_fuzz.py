@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_app.api.tools import TOOL_VIEWS
+from memory_app.api.catalog import ALL_TOOL_VIEWS
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ FUZZ = settings(
 )
 
 
-@pytest.mark.parametrize("view", TOOL_VIEWS, ids=lambda view: view.name)
+@pytest.mark.parametrize("view", ALL_TOOL_VIEWS, ids=lambda view: view.name)
 def test_structured_bodies_never_cause_a_server_error(tools, view):
     @FUZZ
     @given(body=bodies_for(view))
@@ -72,7 +72,7 @@ def test_structured_bodies_never_cause_a_server_error(tools, view):
     check()
 
 
-@pytest.mark.parametrize("view", TOOL_VIEWS, ids=lambda view: view.name)
+@pytest.mark.parametrize("view", ALL_TOOL_VIEWS, ids=lambda view: view.name)
 def test_arbitrary_bytes_never_cause_a_server_error(tools, view):
     @FUZZ
     @given(raw=st.binary(max_size=200) | json_values.map(json.dumps).map(str.encode))

@@ -40,3 +40,72 @@ def test_people_are_not_capped(caller_for, owner, settings):
     settings.MEMORY_RUN_WRITE_CAP = 1
     tools = caller_for(owner)
     assert [_write(tools, n).status_code for n in range(3)] == [201, 201, 201]
+
+
+def _draft(tools, n):
+    return tools.ok("memory_remember", remember_body(path=f"d/{n}", content=f"draft {n}"), 201)
+
+
+def _propose(tools, draft):
+    body = {"id": draft["id"], "target_store": "workspace_runbooks", "rationale": "Useful."}
+    return tools("memory_propose_promotion", body)
+
+
+def test_proposals_count_against_the_run_cap(tools, settings, runbooks):
+    settings.MEMORY_RUN_WRITE_CAP = 4
+    drafts = [_draft(tools, n) for n in range(3)]
+    assert _propose(tools, drafts[0]).status_code == 202
+    refused = _propose(tools, drafts[1])
+    assert refused.status_code == 429
+    assert refused.json()["error"] == "rate_limited"
+    assert int(refused["Retry-After"]) > 0
+
+
+def test_proposing_again_at_the_cap_returns_the_first_proposal(tools, settings, runbooks):
+    settings.MEMORY_RUN_WRITE_CAP = 2
+    draft = _draft(tools, 0)
+    first = _propose(tools, draft)
+    assert first.status_code == 202
+    again = _propose(tools, draft)
+    assert again.status_code == 200
+    assert again.json()["review_item_id"] == first.json()["review_item_id"]
+
+
+def test_deletion_requests_count_against_the_run_cap(tools, settings):
+    settings.MEMORY_RUN_WRITE_CAP = 3
+    drafts = [_draft(tools, n) for n in range(2)]
+    assert tools("memory_delete", {"id": drafts[0]["id"]}).status_code == 202
+    refused = tools("memory_delete", {"id": drafts[1]["id"]})
+    assert refused.status_code == 429
+    assert "Retry-After" in refused
+
+
+def test_proposals_and_deletions_count_against_the_rate(tools, settings, runbooks):
+    drafts = [_draft(tools, n) for n in range(2)]
+    settings.MEMORY_RATE_LIMIT_PER_MINUTE = 3
+    fresh = tools.with_headers(**{"X-Memory-Run": "another"})
+    assert _propose(fresh, drafts[0]).status_code == 202
+    refused = fresh("memory_delete", {"id": drafts[1]["id"]})
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 61
+
+
+@pytest.mark.parametrize("tool", ["memory_remember", "memory_delete", "memory_propose_promotion"])
+def test_a_service_account_must_name_its_run_to_write(caller_for, agent, tool, runbooks):
+    draft = _draft(caller_for(agent), 0)
+    bodies = {
+        "memory_remember": remember_body(path="x/y"),
+        "memory_delete": {"id": draft["id"]},
+        "memory_propose_promotion": {
+            "id": draft["id"],
+            "target_store": "workspace_runbooks",
+            "rationale": "Useful.",
+        },
+    }
+    response = caller_for(agent, run=None)(tool, bodies[tool])
+    assert response.status_code == 400
+    assert "X-Memory-Run" in response.json()["fields"]
+
+
+def test_reads_need_no_run(caller_for, agent):
+    assert caller_for(agent, run=None)("memory_list", {"store": "conversation"}).status_code == 200

@@ -76,7 +76,7 @@ def test_list_filters_by_prefix(tools):
 
 
 def test_a_garbage_cursor_is_400(tools):
-    response = tools("memory_list", {"store": "conversation", "cursor": "%%%"})
+    response = tools("memory_list", {"store": "user", "cursor": "%%%"})
     assert response.status_code == 400
 
 

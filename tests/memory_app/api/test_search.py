@@ -1,6 +1,7 @@
 """memory_search: hybrid retrieval, filters, ranking properties, isolation."""
 
 import pytest
+from django.db import connection
 
 from memory_app.models import DocState, MemoryDocument, Trust
 from tests.factories import UserFactory, make_document
@@ -155,7 +156,55 @@ def test_an_unreadable_store_filter_is_404(tools, payments):
 def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_queries):
     for n in range(40):
         make_document(runbooks, path=f"r/{n}", title=f"Kafka lag {n}", content=f"{KAFKA} {n}")
-    tools.ok("memory_search", {"query": "warm up: the conversation is created on first use"})
-    with django_assert_max_num_queries(12):
+    tools.ok("memory_search", {"query": "warm up"})
+    # API key, conversation, memory policy, stores, one candidate statement.
+    with django_assert_max_num_queries(5):
         body = tools.ok("memory_search", {"query": "kafka consumer lag", "limit": 20})
     assert len(body["results"]) == 20
+
+
+def test_every_connection_scans_filtered_vector_indexes_to_the_end(db):
+    # Set when the connection opens, not per search: outside any transaction.
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW hnsw.iterative_scan")
+        assert cursor.fetchone()[0] == "relaxed_order"
+
+
+def test_a_question_with_an_identifier_ranks_the_memory_naming_it_first(tools, runbooks):
+    for n in range(12):
+        make_document(
+            runbooks,
+            path=f"inc/{n}",
+            title=f"Incident INC-47{n:02}",
+            content=f"INC-47{n:02}: payments-api returned 502 after a deploy; rolled back.",
+        )
+    body = tools.ok("memory_search", {"query": "What did we find in INC-4707 last time?"})
+    assert body["results"][0]["path"] == "inc/7"
+
+
+def test_a_whole_sentence_question_finds_by_its_informative_words(tools, runbooks):
+    make_document(
+        runbooks,
+        path="wal",
+        title="WAL volume",
+        content="A stale replication slot kept WAL; drop it.",
+    )
+    make_document(
+        runbooks, path="dns", title="DNS", content="Node-local DNS cache fixes i/o timeouts."
+    )
+    body = tools.ok(
+        "memory_search",
+        {"query": "why does the replication slot keep filling the disk?", "mode": "text"},
+    )
+    assert [r["path"] for r in body["results"]] == ["wal"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["a\\b c\\\\d", "it's O'Brien's", "x:* & y | !z", "<-> (a) 'b'", "%s %% %(x)s", "東京 ß"],
+)
+def test_query_syntax_characters_are_only_words(tools, runbooks, query):
+    make_document(runbooks, path="x", title="x", content="payments-api INC-4711 it's a\\b")
+    for mode in ("hybrid", "text", "semantic"):
+        assert tools("memory_search", {"query": query, "mode": mode}).status_code == 200
+    assert tools("memory_context", {"message": query}).status_code == 200

@@ -20,7 +20,6 @@ from memory_app.models import (
 from memory_app.services.conversations import conversation_open
 from memory_app.services.documents import document_create
 from memory_app.services.promote import promotion_approve
-from memory_app.services.stores import store_workspace_ensure
 from tests.factories import WorkspaceStoreFactory, make_document
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +40,7 @@ def items(action: str):
     return DreamReviewItem.objects.filter(action=action)
 
 
-def test_consolidate_proposes_important_and_well_used_drafts_once(owner, conversation):
+def test_consolidate_proposes_important_drafts_and_usage_well_used_ones_once(owner, conversation):
     important = make_document(conversation, "facts/pool", "Pool size is 50.", importance=8)
     used = make_document(conversation, "facts/dns", "Use the node-local DNS cache.")
     make_document(conversation, "facts/minor", "The coffee machine is on floor 3.")
@@ -58,11 +57,19 @@ def test_consolidate_proposes_important_and_well_used_drafts_once(owner, convers
             hit=True,
         )
     job = run("consolidate")
-    assert job.status == "succeeded" and job.stats["proposed"] == 2
-    proposed = set(items("promote").values_list("source_document_id", flat=True))
-    assert proposed == {important.pk, used.pk}
+    assert job.status == "succeeded" and job.stats["proposed"] == 1
+    assert items("promote").get().source_document_id == important.pk
     assert items("promote").first().target_store.slug == "workspace_runbooks"
+    assert run("usage").stats["proposed"] == 1
+    assert (
+        items("promote")
+        .get(source_document=used)
+        .rationale.startswith(
+            "Marked used in 0 conversation(s) and 3 run(s): 3 of 3 injections marked used (100%)"
+        )
+    )
     assert run("consolidate").stats["proposed"] == 0
+    assert run("usage").stats["proposed"] == 0
     assert items("promote").count() == 2
 
 
@@ -97,21 +104,9 @@ def test_compact_merges_near_duplicates_and_approval_supersedes_the_rest(reviewe
     assert twin.state == "superseded" and twin.versions.count() == 2
 
 
-def test_contradictions_become_supersede_items(reviewer, conversation):
-    shared = store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
-    reviewed = make_document(
-        shared,
-        "services/payments/pool",
-        "The payments connection pool size is 20 in production.",
-        title="payments connection pool",
-        trust=Trust.ADMIN_APPROVED,
-    )
-    draft = make_document(
-        conversation,
-        "notes/pool",
-        "The payments connection pool size is 50 in production now.",
-        title="payments connection pool",
-    )
+def test_contradictions_become_supersede_items(reviewer, contradiction):
+    reviewed, draft = contradiction
+    shared = reviewed.store
     job = run("contradictions")
     assert job.stats["proposed"] == 1
     item = items("supersede").get()
@@ -183,6 +178,8 @@ def test_rescan_flags_what_new_rules_catch(owner, conversation):
     assert item.source_document_id == document.pk
     assert "github" in item.rationale.lower()
     assert TOKEN not in item.rationale
+    document.refresh_from_db()
+    assert document.state == "constrained"
     assert run("rescan").stats["flagged"] == 0
 
 

@@ -31,7 +31,11 @@ def test_false_positives_stay_at_or_below_one_percent():
     assert len(flagged) / len(negatives) <= 0.01, Counter(flagged)
 
 
+CREDENTIALS = {"secrets", "entropy"}
+
+
 def test_each_positive_is_caught_by_its_own_family():
-    family_of = {detector.family: detector for detector in DETECTORS}
     for sample in (s for s in CORPUS if s.positive):
-        assert family_of[sample.family].find(normalize(sample.text)), sample.kind
+        wanted = CREDENTIALS if sample.family in CREDENTIALS else {sample.family}
+        family = [d for d in DETECTORS if d.family in wanted]
+        assert any(d.find(normalize(sample.text)) for d in family), sample.kind

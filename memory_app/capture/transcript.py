@@ -1,0 +1,57 @@
+"""A transcript as capture sees it: messages, spans, and drafts pointing at spans."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a run; a plain-text transcript is one message."""
+
+    index: int
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Span:
+    """Characters [start, end) of one message: where a draft came from."""
+
+    message: int
+    start: int
+    end: int
+
+    def ref(self, run_id: str) -> str:
+        return f"{run_id or 'transcript'}#m{self.message}:{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A memory proposed from the transcript, with the spans it rests on."""
+
+    kind: str
+    title: str
+    content: str
+    doc_type: str
+    spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Something capture did not keep, and why."""
+
+    reason: str
+    excerpt: str = ""
+    kind: str = ""
+
+
+@dataclass
+class Extraction:
+    drafts: list[Draft] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+
+
+def messages_from(*, text: str | None = None, messages=None) -> list[Message]:
+    """Messages from either a plain transcript or `[{"role", "content"}]`."""
+    if text is not None:
+        return [Message(0, "transcript", text)]
+    return [Message(i, m["role"].lower(), m["content"]) for i, m in enumerate(messages or ())]

@@ -1,0 +1,1 @@
+"""The agent tools over the Model Context Protocol (streamable HTTP at /mcp)."""

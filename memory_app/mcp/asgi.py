@@ -1,0 +1,86 @@
+"""Serving /mcp beside Django in one ASGI application.
+
+The MCP SDK's streamable HTTP app is a Starlette app with a lifespan (its
+session manager); Django's ASGI handler takes only HTTP. The router below
+sends the lifespan and `/mcp` to the SDK and everything else to Django. The
+transport runs stateless with JSON answers: any server process can answer
+any call, so several workers need no shared session store.
+"""
+
+import json
+import logging
+
+import anyio
+from django.db import close_old_connections
+from mcp.server.transport_security import TransportSecuritySettings
+
+from memory_app.mcp.server import memory_mcp_server
+from memory_app.services.principals import api_key_authenticate
+
+logger = logging.getLogger("memory_app.requests")
+
+MCP_PATH = "/mcp"
+_SCHEMES = {"token", "bearer"}
+
+
+def _key_valid(authorization: str) -> bool:
+    parts = authorization.split()
+    if len(parts) != 2 or parts[0].lower() not in _SCHEMES:
+        return False
+    close_old_connections()
+    try:
+        return api_key_authenticate(parts[1]) is not None
+    finally:
+        close_old_connections()
+
+
+async def _refuse(send) -> None:
+    body = json.dumps(
+        {"error": "not_authenticated", "detail": "Send 'Authorization: Token <key>'."}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Token realm="api"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def with_mcp(django_app):
+    """Django's ASGI app with the MCP endpoint at /mcp.
+
+    Every MCP HTTP request must carry a valid API key (401 in the API's error
+    shape otherwise), before the protocol sees it. DNS-rebinding protection is
+    off because the endpoint trusts only that header, never cookies.
+    """
+    mcp_app = memory_mcp_server().streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+    async def application(scope, receive, send):
+        if scope["type"] == "lifespan":
+            await mcp_app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/")):
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+            }
+            if not await anyio.to_thread.run_sync(_key_valid, headers.get("authorization", "")):
+                logger.info("MCP 401", extra={"route": "mcp", "status": 401})
+                await _refuse(send)
+                return
+            await mcp_app(scope, receive, send)
+            return
+        await django_app(scope, receive, send)
+
+    return application

@@ -1,0 +1,1 @@
+"""What operators watch: Prometheus metrics, JSON logs with request ids, health checks."""

@@ -1,0 +1,66 @@
+"""One level of decoding, so an encoded payload is scanned as what it says.
+
+A token or an "ignore previous instructions" wrapped in base64, hex or
+percent-encoding passes every pattern untouched. Runs that decode to
+readable text are decoded once and handed back to the detectors; a hit
+inside is reported on the span of the encoded run. Binary payloads
+(images, digests, ciphertext) do not decode to text and are left alone.
+One level only: nesting deeper costs time on every write for attacks
+nobody has shown us.
+"""
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}[^\s%]{0,8}){3,}")
+_READABLE = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]")
+MIN_DECODED_CHARS = 8
+
+
+@dataclass(frozen=True)
+class Decoded:
+    start: int  # span of the encoded run in the scanned text
+    end: int
+    text: str
+
+
+def _readable(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < MIN_DECODED_CHARS:
+        return None
+    readable = sum(1 for _ in _READABLE.finditer(text))
+    return text if readable >= 0.95 * len(text) else None
+
+
+def _from_base64(run: str) -> bytes | None:
+    if not (any(c.isupper() for c in run) and any(c.islower() for c in run)):
+        return None  # identifiers and words are not base64 payloads
+    padded = run + "=" * (-len(run) % 4)
+    try:
+        return base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def decoded_runs(text: str) -> list[Decoded]:
+    runs: list[Decoded] = []
+    for match in _BASE64.finditer(text):
+        data = _from_base64(match.group())
+        if data and (decoded := _readable(data)):
+            runs.append(Decoded(match.start(), match.end(), decoded))
+    for match in _HEX.finditer(text):
+        if decoded := _readable(bytes.fromhex(match.group())):
+            runs.append(Decoded(match.start(), match.end(), decoded))
+    for match in _PERCENT.finditer(text):
+        decoded = unquote(match.group())
+        if decoded != match.group() and len(decoded) >= MIN_DECODED_CHARS:
+            runs.append(Decoded(match.start(), match.end(), decoded))
+    return runs

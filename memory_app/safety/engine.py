@@ -1,0 +1,92 @@
+"""Vendor and credential patterns from a maintained engine (Betterleaks).
+
+Betterleaks carries a few hundred vendor rules (cloud keys, SaaS tokens,
+connection strings, generic `api_key = …` assignments) and keeps them
+current, which a hand-written list cannot; docs/decisions.md says why it
+was chosen. It runs in process from a shared library, with no download at
+run time. Its findings pass our placeholder filter, and a few of its rule
+names are mapped to the names this API has always reported.
+"""
+
+from functools import cache, lru_cache
+
+from memory_app.safety.entropy import is_digest
+from memory_app.safety.placeholders import is_placeholder, is_reference
+from memory_app.safety.types import Detector, Span
+
+# Stable names for the vendors our API reported before the engine.
+_ALIASES = {
+    "github-pat": "github_token",
+    "github-fine-grained-pat": "github_token",
+    "github-oauth": "github_token",
+    "github-app-token": "github_token",
+    "github-refresh-token": "github_token",
+    "aws-access-token": "aws_access_key_id",
+    "gitlab-pat": "gitlab_token",
+    "slack-bot-token": "slack_token",
+    "slack-user-token": "slack_token",
+    "stripe-access-token": "stripe_key",
+    "gcp-api-key": "google_api_key",
+    "private-key": "private_key_block",
+    "jwt": "jwt",
+}
+
+
+@cache
+def _scan():
+    import betterleaks
+
+    return betterleaks.scan_string
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(i + 1 for i, char in enumerate(text) if char == "\n")
+    return starts
+
+
+def _not_a_value(value: str) -> bool:
+    """A generic rule's catch that reads as a word, code or a path (chauthtok)."""
+    plain_word = value.isalpha() and len(value) < 12
+    return plain_word or is_reference(value)
+
+
+@lru_cache(maxsize=4)
+def _findings(text: str) -> tuple:
+    """One engine pass per text, shared by the vendor and the generic detector."""
+    return tuple(_scan()(text))
+
+
+def _engine_spans(text: str, *, generic: bool) -> list[Span]:
+    found = [f for f in _findings(text) if f.rule_id.startswith("generic") == generic]
+    if not found:
+        return []
+    starts = _line_starts(text)
+    spans = []
+    for finding in found:
+        value = finding.match.value or finding.match.full
+        if not value or is_placeholder(value) or (generic and _not_a_value(value)):
+            continue
+        line = min(max(finding.location.start_line - 1, 0), len(starts) - 1)
+        start = text.find(value, starts[line])
+        if start == -1:
+            start = text.find(value)
+        if start == -1 or is_digest(text, start, value):
+            continue
+        name = _ALIASES.get(finding.rule_id, finding.rule_id.replace("-", "_"))
+        spans.append(Span(name, start, start + len(value)))
+    return spans
+
+
+def _vendor_spans(text: str) -> list[Span]:
+    return _engine_spans(text, generic=False)
+
+
+def _generic_spans(text: str) -> list[Span]:
+    return _engine_spans(text, generic=True)
+
+
+# The engine's generic rules (`api_key = …`) run after our specific shapes,
+# so an AWS key in `key=AKIA…` is reported as what it is.
+VENDOR = Detector("secrets", _vendor_spans)
+GENERIC = Detector("secrets", _generic_spans)

@@ -1,0 +1,76 @@
+"""A small learned detector for prompt injection, in pure Python.
+
+Rules name the known phrasings; attacks reworded past them are still
+recognisable by their vocabulary as a whole ("you are now", "no
+restrictions", "password", "reveal", "hypothetical"). This is a logistic
+regression over word unigrams and bigrams, trained by
+`benchmarks/train_injection.py` on the public development sets and our
+own corpus; its weights and threshold live in `injection_model.json`
+beside this file, and the script reproduces them.
+
+It is an equally light stand-in for a classifier over the document
+embedding: the embedding costs 40-130 ms per text on one core, which the
+scanner's 5 ms budget cannot hold, while this scores a 20,000-character
+field in about a millisecond. Long text is scored in overlapping windows
+and the highest window counts, so an injection buried in a long note is
+not diluted by the note around it.
+"""
+
+import json
+import math
+import re
+from functools import cache
+from itertools import pairwise
+from pathlib import Path
+
+from memory_app.safety.types import Span
+
+MODEL_PATH = Path(__file__).resolve().parent / "injection_model.json"
+WINDOW_WORDS = 128
+STRIDE_WORDS = 64
+
+_WORD = re.compile(r"\w+")
+
+
+def features(words: list[str]) -> set[str]:
+    """Unigrams and bigrams, present or not (counts add nothing here)."""
+    return set(words) | {f"{a} {b}" for a, b in pairwise(words)}
+
+
+def tokenize(text: str) -> list[re.Match[str]]:
+    return list(_WORD.finditer(text.lower()))
+
+
+@cache
+def model() -> tuple[dict[str, float], float, float]:
+    data = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    return data["weights"], data["bias"], data["threshold"]
+
+
+def window_score(words: list[str], weights: dict[str, float], bias: float) -> float:
+    found = features(words)
+    if not found:
+        return -math.inf
+    return bias + sum(weights.get(f, 0.0) for f in found) / math.sqrt(len(found))
+
+
+def windows(count: int) -> list[int]:
+    """Window starts covering every word, the last window flush with the end."""
+    last = max(count - WINDOW_WORDS, 0)
+    starts = list(range(0, last + 1, STRIDE_WORDS))
+    return starts if starts[-1] == last else [*starts, last]
+
+
+def classifier_spans(text: str) -> list[Span]:
+    weights, bias, threshold = model()
+    tokens = tokenize(text)
+    words = [t.group() for t in tokens]
+    best, best_start = -math.inf, 0
+    for start in windows(len(words)):
+        score = window_score(words[start : start + WINDOW_WORDS], weights, bias)
+        if score > best:
+            best, best_start = score, start
+    if best < threshold:
+        return []
+    last = min(best_start + WINDOW_WORDS, len(tokens)) - 1
+    return [Span("prompt_injection.classifier", tokens[best_start].start(), tokens[last].end())]

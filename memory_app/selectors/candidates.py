@@ -1,0 +1,205 @@
+"""One statement gathers a query's candidates from every index and scores them.
+
+* **Lexical**: a ranked OR over the query's informative terms, BM25-style.
+  The English parser drops stop words and stems; identifiers stay whole
+  (`INC-4711` and `max_slot_wal_keep_size` become phrase terms, a
+  hyphenated `payments-api` keeps its own lexeme, not its parts). Each
+  term reads at most TERM_CAP matches from the GIN index (a LATERAL LIMIT),
+  so cost is bounded by terms times cap, never by how many rows match; ts_rank
+  runs only on those rows (STACK.md: ranking every match of an OR is the
+  cliff). Document frequency is counted in the same read, per term and
+  within the caller's stores, so it is always current; a term that reaches
+  the cap is common enough that its weight is near zero anyway.
+* **Semantic**: the HNSW cosine index, over vectors of the current model
+  only (a row embedded by another model is never compared).
+* **Time**: when the question names a time, the memories written then,
+  nearest in meaning first.
+
+Every candidate comes back with its lexical score, its cosine distance and
+which lists it came from, so re-ranking needs no further query.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+from django.db.models import QuerySet
+
+from memory_app.embeddings import get_backend
+from memory_app.models import MemoryDocument
+from memory_app.selectors.timeframe import Window
+
+TERM_CAP = 400
+# BM25's k1 on ts_rank's log-length-normalised term weight: where a term's
+# contribution saturates.
+SATURATION = 0.1
+MAX_TERMS = 12
+# Ticket ids, config keys, error codes: tokens with a digit, dot or underscore.
+IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w.-]*[0-9._])[A-Za-z0-9][\w.-]*[A-Za-z0-9](?![\w-])")
+TABLE = MemoryDocument._meta.db_table
+
+
+@dataclass(frozen=True)
+class Found:
+    document: MemoryDocument
+    lexical: float
+    distance: float | None
+    sources: frozenset[str]
+
+
+def split_identifiers(text: str) -> tuple[list[str], str]:
+    """Identifiers (kept whole as phrases) and the rest of the text."""
+    identifiers = [token for token in IDENTIFIER.findall(text) if len(token) >= 4]
+    return identifiers[:MAX_TERMS], IDENTIFIER.sub(" ", text)
+
+
+def gather(
+    documents: QuerySet,
+    query_text: str,
+    *,
+    fields: tuple[str, ...],
+    k: int,
+    vector: list[float] | None,
+    lexical: bool,
+    window: Window | None = None,
+    pinned: bool = False,
+) -> list[Found]:
+    """Candidates among `documents`, each with its scores and the lists it came from."""
+    try:
+        where, where_params = _where(documents)
+    except EmptyResultSet:
+        return []
+    vector_text = _vector_literal(vector) if vector is not None else None
+    ctes: list[str] = []
+    params: list = []
+    lists: list[str] = []
+    if lexical:
+        identifiers, rest = split_identifiers(query_text)
+        ctes.append(_lexical_ctes(where))
+        params += [identifiers, rest, MAX_TERMS, *where_params, TERM_CAP, TABLE, SATURATION, k]
+        lists.append("text")
+    if vector_text is not None:
+        ctes.append(
+            f"semantic AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where} "
+            f"AND embedding IS NOT NULL AND embedding_model = %s "
+            f"ORDER BY embedding <=> %s::vector LIMIT %s)"
+        )
+        params += [*where_params, get_backend().model_id, vector_text, k]
+        lists.append("semantic")
+        if window is not None:
+            condition, condition_params = _window_condition(window)
+            ctes.append(
+                f"timed AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where} AND {condition} "
+                f"AND embedding_model = %s ORDER BY embedding <=> %s::vector LIMIT %s)"
+            )
+            params += [*where_params, *condition_params, get_backend().model_id, vector_text, k]
+            lists.append("time")
+    if pinned:
+        # memory_context's always-inject documents ride along: no statement of their own.
+        ctes.append(
+            f"pinned AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where} AND always_inject)"
+        )
+        params += where_params
+        lists.append("pinned")
+    if not lists:
+        return []
+    # Model.from_db takes values in the model's field order, converted.
+    model_fields = [f for f in MemoryDocument._meta.concrete_fields if f.attname in set(fields)]
+    columns = ", ".join(f"d.{f.column}" for f in model_fields)
+    union = " UNION ".join(f"SELECT id FROM {_LIST_CTE[name]}" for name in lists)
+    flags = ", ".join(f"d.id IN (SELECT id FROM {_LIST_CTE[name]}) AS in_{name}" for name in lists)
+    lexical_score = "COALESCE(lex.score, 0)" if lexical else "0"
+    lexical_join = "LEFT JOIN lex ON lex.id = d.id" if lexical else ""
+    distance = (
+        "CASE WHEN d.embedding_model = %s THEN d.embedding <=> %s::vector END"
+        if vector_text
+        else "NULL"
+    )
+    final_params = [get_backend().model_id, vector_text] if vector_text else []
+    sql = (
+        f"WITH {', '.join(ctes)}, ids AS ({union}) "
+        f"SELECT {columns}, {lexical_score} AS lexical_score, {distance} AS distance, {flags} "
+        f"FROM ids JOIN {TABLE} d ON d.id = ids.id {lexical_join}"
+    )
+    found = []
+    with connection.cursor() as cursor:
+        # The final SELECT's placeholders come after every CTE's.
+        cursor.execute(sql, [*params, *final_params])
+        width = len(model_fields)
+        for row in cursor.fetchall():
+            values = [
+                f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
+                for f, v in zip(model_fields, row[:width], strict=True)
+            ]
+            document = MemoryDocument.from_db(
+                connection.alias, [f.attname for f in model_fields], values
+            )
+            lexical_score, dist, *in_lists = row[width:]
+            sources = frozenset(name for name, hit in zip(lists, in_lists, strict=True) if hit)
+            found.append(Found(document, float(lexical_score), dist, sources))
+    return found
+
+
+_LIST_CTE = {"text": "text_top", "semantic": "semantic", "time": "timed", "pinned": "pinned"}
+
+
+def _lexical_ctes(where: str) -> str:
+    """terms → per-term capped hits → document frequency → BM25-style score → top k."""
+    return (
+        "terms AS (SELECT DISTINCT q FROM ("
+        " SELECT phraseto_tsquery('english', i) AS q FROM unnest(%s::text[]) AS i"
+        " UNION ALL"
+        " SELECT quote_literal(l)::tsquery FROM ts_debug('english', %s) AS p,"
+        " unnest(p.lexemes) AS l"
+        " WHERE p.alias NOT IN ('hword_part', 'hword_asciipart', 'hword_numpart')"
+        ") AS raw WHERE numnode(q) > 0 LIMIT %s), "
+        "hits AS MATERIALIZED (SELECT t.q, h.id, h.r FROM terms AS t CROSS JOIN LATERAL ("
+        f" SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TABLE}"
+        f" WHERE {where} AND search_vector @@ t.q LIMIT %s) AS h), "
+        "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
+        " WHERE oid = %s::regclass), "
+        "df AS (SELECT q, ln(1 + (collection.n - count(*) + 0.5) / (count(*) + 0.5)) AS weight"
+        " FROM hits CROSS JOIN collection GROUP BY q, collection.n), "
+        "lex AS (SELECT hits.id, sum(df.weight * hits.r / (hits.r + %s)) AS score"
+        " FROM hits JOIN df USING (q) GROUP BY hits.id), "
+        "text_top AS (SELECT id FROM lex ORDER BY score DESC LIMIT %s)"
+    )
+
+
+def _where(documents: QuerySet) -> tuple[str, list]:
+    """The queryset's WHERE, on the bare table name, for the subqueries above.
+
+    A filter that joins other tables (the document browser's) becomes an id
+    subquery, so the WHERE still names this table's columns only.
+    """
+    if sum(1 for count in documents.query.alias_refcount.values() if count) > 1:
+        documents = MemoryDocument.objects.filter(pk__in=documents.values("pk"))
+    query = documents.query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = compiler.compile(query.where)
+    return sql.replace(f'"{TABLE}".', ""), list(params)
+
+
+def _window_condition(window: Window) -> tuple[str, list]:
+    if window.month is not None:
+        return (
+            "(extract(month FROM created_at AT TIME ZONE 'UTC') = %s"
+            " AND extract(day FROM created_at AT TIME ZONE 'UTC') = %s)",
+            [window.month, window.day],
+        )
+    return "(created_at BETWEEN %s AND %s OR updated_at BETWEEN %s AND %s)", [
+        window.start,
+        window.end,
+        window.start,
+        window.end,
+    ]
+
+
+def _vector_literal(vector: list[float]) -> str:
+    return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
+
+
+def moment_in(window: Window | None, *moments: datetime) -> bool:
+    return window is not None and any(window.contains(m) for m in moments)

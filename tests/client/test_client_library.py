@@ -1,0 +1,184 @@
+"""The client library (client/) against the live server."""
+
+import importlib.util
+from pathlib import Path
+
+import httpx
+import pytest
+from agent_memory_client import (
+    Conflict,
+    InvalidInput,
+    MemoryClient,
+    NotAuthenticated,
+    NotFound,
+    RateLimited,
+    WriteBlocked,
+)
+
+from memory_app.models import DreamReviewItem, MemoryDocument, MemoryEvent, MemoryUsage
+from memory_app.services.principals import api_key_issue
+from tests.factories import UserFactory
+from tests.live_asgi import LiveAsgiServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SECRET = "ghp_" + "Zq8rT2mK9vXw4LpA7sBn3cDe6fGh1jKl5mNo"
+LEARNING = {
+    "title": "Nginx crash loop after config reload",
+    "content": "The ingress pods crash-loop after a config reload; roll back the configmap.",
+    "doc_type": "incident",
+}
+
+
+@pytest.fixture
+def key(transactional_db):
+    return api_key_issue(user=UserFactory(username="agent", service_account=True)).raw
+
+
+@pytest.fixture
+def memory(live_server, key):
+    with MemoryClient(live_server.url, key) as client:
+        yield client
+
+
+def test_a_turn_round_trips_with_headers_set_once(memory):
+    turn = memory.conversation("conv-lib", run="run-1")
+    saved = turn.remember(**LEARNING)
+    assert saved["outcome"] == "created"
+    context = turn.context("ingress pods crash after a config reload")
+    assert saved["id"] in [document["id"] for document in context["documents"]]
+    assert turn.mark_used([saved["id"]]) == 1
+    assert turn.search("nginx crash loop")[0]["id"] == saved["id"]
+    assert turn.read(saved["id"])["title"] == LEARNING["title"]
+    assert [d["id"] for d in turn.list_documents("conversation")["documents"]] == [saved["id"]]
+    proposal = turn.propose_promotion(
+        saved["id"], target_store="workspace_runbooks", rationale="Seen twice."
+    )
+    assert DreamReviewItem.objects.filter(pk=proposal["review_item_id"]).exists()
+    document = MemoryDocument.objects.get(pk=saved["id"])
+    assert document.store.conversation.external_id == "conv-lib"
+    usage = MemoryUsage.objects.get(document=document)
+    assert (usage.run_id, usage.hit) == ("run-1", True)
+
+
+def test_errors_raise_typed_exceptions_with_the_api_fields(memory, live_server):
+    turn = memory.conversation("conv-lib", run="run-1")
+    with pytest.raises(WriteBlocked) as blocked:
+        turn.remember(title="push", content=f"use token {SECRET}")
+    assert blocked.value.findings[0]["detector"] == "github_token"
+    assert SECRET not in str(blocked.value.body)
+    with pytest.raises(NotFound):
+        turn.read("00000000-0000-0000-0000-000000000000")
+    with pytest.raises(InvalidInput) as invalid:
+        turn.search("")
+    assert "query" in invalid.value.fields
+    stranger = MemoryClient(live_server.url, "ama_wrong")
+    with pytest.raises(NotAuthenticated):
+        stranger.tools()
+
+
+def test_update_rereads_and_reapplies_after_a_409(memory):
+    turn = memory.conversation("conv-lib", run="run-1")
+    saved = turn.remember(**LEARNING)
+    rival = memory.conversation("conv-lib", run="run-2")
+    calls = []
+
+    def add_line(content: str) -> str:
+        calls.append(content)
+        if len(calls) == 1:  # someone else writes between our read and our patch
+            current = rival.read(saved["id"])
+            rival.patch(
+                saved["id"], expected_sha256=current["sha256"], content=content + "\nRival."
+            )
+        return content + "\nVerified in staging."
+
+    result = turn.update(saved["id"], add_line)
+    assert result["version"] == 3
+    assert turn.read(saved["id"])["content"].endswith("Rival.\nVerified in staging.")
+    with pytest.raises(Conflict) as stale:
+        turn.patch(saved["id"], expected_sha256="0" * 64, content="x")
+    assert stale.value.current_sha256 == result["sha256"]
+
+
+def test_a_429_is_retried_after_retry_after_then_raised(memory, settings):
+    settings.MEMORY_RATE_LIMIT_PER_MINUTE = 1
+    waits = []
+    memory._sleep = waits.append
+    memory.max_retry_wait = 120
+    turn = memory.conversation("conv-lib", run="run-1")
+    turn.remember(**LEARNING)
+    with pytest.raises(RateLimited) as limited:
+        turn.remember(title="Second", content="Another learning.")
+    assert len(waits) == memory.max_retries
+    assert all(55 <= wait <= 61 for wait in waits)
+    assert limited.value.retry_after == waits[-1]
+
+
+def test_a_wait_longer_than_allowed_is_not_slept(memory, settings):
+    settings.MEMORY_RATE_LIMIT_PER_MINUTE = 1
+    waits = []
+    memory._sleep = waits.append
+    turn = memory.conversation("conv-lib", run="run-1")
+    turn.remember(**LEARNING)
+    with pytest.raises(RateLimited):
+        turn.remember(title="Second", content="Another learning.")
+    assert waits == []
+
+
+def test_a_429_then_success_returns_the_answer():
+    answers = iter(
+        [
+            httpx.Response(
+                429, json={"error": "rate_limited", "detail": "slow"}, headers={"Retry-After": "2"}
+            ),
+            httpx.Response(200, json={"updated": 1}),
+        ]
+    )
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: next(answers)))
+    client = MemoryClient("http://memory.test", "ama_x", http=http)
+    waits = []
+    client._sleep = waits.append
+    assert client.conversation("c").mark_used(["x"]) == 1
+    assert waits == [2.0]
+
+
+def test_events_follow_the_stream(memory):
+    agent = UserFactory(username="agent")
+    first = MemoryEvent.objects.create(type="memory.test", principal=agent)
+    second = MemoryEvent.objects.create(type="memory.test", principal=agent)
+    stream = memory.events()
+    assert [next(stream)["id"], next(stream)["id"]] == [first.id, second.id]
+    stream.close()
+
+
+def test_the_example_agent_loop_runs_against_the_server(live_server, key, capsys):
+    path = Path(__file__).resolve().parents[2] / "examples" / "agent_loop.py"
+    spec = importlib.util.spec_from_file_location("agent_loop", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.run(live_server.url, key)
+    assert "proposed for review" in capsys.readouterr().out
+    document = MemoryDocument.objects.get(store__scope="conversation")
+    assert document.content.endswith("roll back the configmap.")
+    assert DreamReviewItem.objects.filter(source_document=document).exists()
+
+
+def test_events_resume_across_a_server_restart_without_gap_or_duplicate(key):
+    agent = UserFactory(username="agent")
+    server = LiveAsgiServer()
+    server.start()
+    before = [MemoryEvent.objects.create(type="memory.test", principal=agent) for _ in range(2)]
+    client = MemoryClient(server.url, key)
+    stream = client.events()
+    seen = [next(stream)["id"], next(stream)["id"]]
+    server.stop()
+    during = [MemoryEvent.objects.create(type="memory.test", principal=agent) for _ in range(2)]
+    restarted = LiveAsgiServer(port=server.port)
+    restarted.start()
+    try:
+        seen += [next(stream)["id"], next(stream)["id"]]
+    finally:
+        stream.close()
+        client.close()
+        restarted.stop()
+    assert seen == [e.id for e in before + during]

@@ -1,0 +1,39 @@
+"""The OpenAPI document puts the agent tools first, with examples that are valid input."""
+
+import pytest
+
+from memory_app.api.manifest import tool_definitions
+from memory_app.api.openapi import EXAMPLES
+from memory_app.api.tools import TOOL_VIEWS
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def schema(client):
+    return client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
+
+
+def test_the_tools_come_first_in_manifest_order(schema):
+    names = [tool["name"] for tool in tool_definitions()]
+    paths = list(schema["paths"])
+    assert paths[: len(names)] == [f"/api/v1/tools/{name}" for name in names]
+    assert paths[len(names)] == "/api/v1/tools"
+    assert schema["tags"][0]["name"] == "tools"
+    assert "X-Memory-Conversation" in schema["info"]["description"]
+
+
+def test_every_example_is_valid_input_for_its_tool(schema):
+    models = {view.name: view.input_model for view in TOOL_VIEWS}
+    for name, example in EXAMPLES.items():
+        models[name].model_validate(example)
+        body = schema["paths"][f"/api/v1/tools/{name}"]["post"]["requestBody"]
+        assert body["content"]["application/json"]["example"] == example
+
+
+def test_the_docs_page_forbids_other_hosts(client):
+    response = client.get("/api/v1/docs")
+    assert response.status_code == 200
+    assert "default-src 'self'" in response["Content-Security-Policy"]
+    html = response.content.decode()
+    assert "https://" not in html and "http://" not in html

@@ -1,0 +1,209 @@
+"""memory_capture: what an agent gets back from a run's transcript, and what is stored."""
+
+import json
+
+import pytest
+from django.contrib.auth.models import Group
+
+from memory_app.models import GroupMemoryPolicy, MemoryDocument, MemoryEvent, MemoryVersion
+from tests.memory_app.api.capture_transcripts import (
+    CHATTY,
+    INCIDENT_WITH_LEARNINGS,
+    INCIDENT_WITHOUT_LEARNINGS,
+    SECRET_LEAK,
+    TOKEN,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def captured():
+    return MemoryDocument.objects.filter(store__scope="conversation")
+
+
+def capture(tools, status=200, **body):
+    return tools.ok("memory_capture", body, status=status)
+
+
+def spans(tools, document_id: str) -> list[str]:
+    refs = tools.ok("memory_read", {"id": document_id})["source_refs"]
+    return [r["ref"] for r in refs if r["kind"] == "run"]
+
+
+def quoted(ref: str, messages) -> str:
+    """The transcript text a source ref like 'run-1#m9:10-80' points at."""
+    message, _, span = ref.partition("#m")[2].partition(":")
+    start, end = (int(n) for n in span.split("-"))
+    text = messages if isinstance(messages, str) else messages[int(message)]["content"]
+    return text[start:end]
+
+
+def test_an_incident_run_with_learnings_yields_incident_learnings_and_preferences(tools):
+    body = capture(tools, messages=INCIDENT_WITH_LEARNINGS)
+    kinds = [k["kind"] for k in body["kept"]]
+    assert kinds == ["incident", "learning", "learning", "preference", "preference"]
+    assert body["skipped"] == [{"reason": "too_short", "kind": "learning", "excerpt": "n/a"}]
+    incident = tools.ok("memory_read", {"id": body["kept"][0]["id"]})
+    assert incident["doc_type"] == "incident" and incident["trust"] == "agent_draft"
+    assert incident["store"] == "conversation"
+    assert "Root cause: release 2024.11.3 raised the DB pool" in incident["content"]
+    assert "Fix: rolled back deployment/checkout" in incident["content"]
+    assert "Verified by: checkout 5xx rate under 0.1%" in incident["content"]
+    # Only the command after which things recovered, not the diagnostics.
+    assert "`kubectl -n payments rollout undo deployment/checkout`" in incident["content"]
+    assert "get pods" not in incident["content"] and "logs" not in incident["content"]
+    preference = tools.ok("memory_read", {"id": body["kept"][4]["id"]})
+    assert preference["doc_type"] == "user_preference"
+    assert preference["content"] == "Also, I prefer UTC timestamps in incident notes."
+
+
+def test_every_draft_cites_the_transcript_span_it_came_from(tools):
+    body = capture(tools, messages=INCIDENT_WITH_LEARNINGS)
+    learning = body["kept"][1]
+    [ref] = spans(tools, learning["id"])
+    assert ref.startswith("run-1#m9:")
+    assert quoted(ref, INCIDENT_WITH_LEARNINGS).startswith("Pool size is per pod")
+    incident_refs = spans(tools, body["kept"][0]["id"])
+    assert [quoted(r, INCIDENT_WITH_LEARNINGS)[:14] for r in incident_refs] == [
+        "**Root cause:*",
+        "**Fix:** rolle",
+        "**Verified by:",
+        "kubectl -n pay",
+    ]
+
+
+def test_an_incident_run_without_learnings_still_yields_its_cause_fix_and_command(tools):
+    body = capture(
+        tools,
+        transcript=INCIDENT_WITHOUT_LEARNINGS,
+        run_id="run-dns-7",
+        source_refs=[{"kind": "incident", "ref": "INC-5120"}],
+    )
+    [kept] = body["kept"]
+    assert kept["kind"] == "incident" and body["skipped"] == []
+    document = tools.ok("memory_read", {"id": kept["id"]})
+    assert document["content"].splitlines() == [
+        "Root cause: the node-local-dns cache holding a stale upstream IP after the kube-dns "
+        "service was recreated",
+        "Fix: restarting the node-local-dns daemonset",
+        "Verified by: nslookup from three pods on different nodes",
+        "Commands that resolved it:",
+        "- `kubectl -n kube-system rollout restart daemonset/node-local-dns`",
+    ]
+    refs = {(r["kind"], r["ref"]) for r in document["source_refs"]}
+    assert ("incident", "INC-5120") in refs
+    run_refs = sorted(r for kind, r in refs if kind == "run")
+    assert all(r.startswith("run-dns-7#m0:") for r in run_refs)
+    assert "restarting the node-local-dns" in " ".join(
+        quoted(r, INCIDENT_WITHOUT_LEARNINGS) for r in run_refs
+    )
+    # The drafts count against the run named in the body.
+    assert MemoryVersion.objects.filter(run_id="run-dns-7").count() == 1
+
+
+def test_a_leaked_secret_is_refused_and_never_echoed_while_the_rest_is_kept(tools):
+    response = tools("memory_capture", {"messages": SECRET_LEAK})
+    assert response.status_code == 200
+    assert TOKEN not in response.content.decode()
+    body = response.json()
+    [kept] = body["kept"]
+    assert tools.ok("memory_read", {"id": kept["id"]})["content"].startswith(
+        "Registry tokens expire after 90 days"
+    )
+    assert body["skipped"] == [{"reason": "write_blocked", "kind": "learning"}]
+    assert not MemoryDocument.objects.filter(content__contains=TOKEN).exists()
+    assert not MemoryVersion.objects.filter(content__contains=TOKEN).exists()
+    blocked = MemoryEvent.objects.get(type="memory.write.blocked")
+    assert TOKEN not in json.dumps(blocked.payload)
+    summary = MemoryEvent.objects.get(type="memory.capture.completed")
+    assert summary.payload["skipped"] == ["write_blocked"]
+    assert TOKEN not in json.dumps(summary.payload)
+
+
+def test_a_chatty_run_keeps_nothing(tools):
+    body = capture(tools, messages=CHATTY)
+    assert body == {"kept": [], "skipped": []}
+    assert not captured().exists()
+
+
+def test_capturing_the_same_run_again_writes_nothing_new(tools):
+    first = capture(tools, messages=INCIDENT_WITH_LEARNINGS)
+    versions = MemoryVersion.objects.count()
+    again = capture(tools, messages=INCIDENT_WITH_LEARNINGS)
+    assert again["kept"] == []
+    assert [s["reason"] for s in again["skipped"]].count("already_remembered") == len(first["kept"])
+    assert MemoryVersion.objects.count() == versions
+
+
+def test_a_draft_restating_another_is_skipped_as_a_duplicate(tools):
+    report = (
+        "Learnings:\n"
+        "- Restart the node-local-dns daemonset when pods cannot resolve cluster names.\n"
+        "- Restart the node-local-dns daemonset when pods cannot resolve cluster names!\n"
+    )
+    body = capture(tools, transcript=report)
+    assert len(body["kept"]) == 1
+    assert body["skipped"][0]["reason"] == "duplicate_in_transcript"
+
+
+def test_the_run_write_cap_applies_and_the_rest_is_reported(tools, settings):
+    settings.MEMORY_RUN_WRITE_CAP = 2
+    body = capture(tools, messages=INCIDENT_WITH_LEARNINGS)
+    assert len(body["kept"]) == 2
+    reasons = [s["reason"] for s in body["skipped"]]
+    assert reasons.count("write_cap_reached") == 3
+    assert captured().count() == 2
+
+
+def test_drafts_beyond_the_per_capture_limit_are_skipped(tools, settings):
+    settings.MEMORY_CAPTURE_MAX_DRAFTS = 1
+    body = capture(tools, messages=INCIDENT_WITH_LEARNINGS)
+    assert [k["kind"] for k in body["kept"]] == ["incident"]
+    assert [s["reason"] for s in body["skipped"]].count("over_draft_limit") == 4
+
+
+def test_bad_input_is_a_clear_400_and_oversize_a_413(tools, settings):
+    for body in ({}, {"transcript": "x", "messages": [{"role": "user", "content": "x"}]}):
+        response = tools("memory_capture", body)
+        assert response.status_code == 400 and response.json()["error"] == "invalid_input"
+    no_conversation = tools.with_headers(**{"X-Memory-Conversation": ""})
+    response = no_conversation("memory_capture", {"transcript": INCIDENT_WITHOUT_LEARNINGS})
+    assert response.status_code == 400
+    settings.MEMORY_CAPTURE_MAX_CHARS = 100
+    response = tools("memory_capture", {"transcript": INCIDENT_WITHOUT_LEARNINGS})
+    assert response.status_code == 413 and response.json()["error"] == "too_large"
+    assert not captured().exists()
+
+
+def test_without_the_write_permission_capture_is_403_and_writes_nothing(tools, agent):
+    group = Group.objects.create(name="read-only-bots")
+    agent.groups.add(group)
+    GroupMemoryPolicy.objects.create(group=group, can_manage_memory=False)
+    response = tools("memory_capture", {"messages": INCIDENT_WITH_LEARNINGS})
+    assert response.status_code == 403
+    assert response.json()["error"] == "permission_denied"
+    assert not captured().exists()
+
+
+def test_capture_is_a_write_tool_in_the_manifest_and_the_openapi_document(client, tools):
+    tools_listed = tools.client.get("/api/v1/tools?include_write_tools=true").json()["tools"]
+    capture_tool = next(t for t in tools_listed if t["name"] == "memory_capture")
+    assert capture_tool["write"] is True
+    assert {"transcript", "messages", "run_id"} <= set(capture_tool["input_schema"]["properties"])
+    read_only = tools.client.get("/api/v1/tools").json()["tools"]
+    assert "memory_capture" not in {t["name"] for t in read_only}
+    paths = client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()["paths"]
+    operation = paths["/api/v1/tools/memory_capture"]["post"]
+    assert {"200", "400", "413", "429"} <= set(operation["responses"])
+
+
+def test_a_skipped_draft_holding_a_secret_is_reported_without_an_excerpt(tools, settings):
+    settings.MEMORY_CAPTURE_MAX_DRAFTS = 1
+    report = (
+        "Learnings:\n"
+        "- Restart the node-local-dns daemonset when pods cannot resolve cluster names.\n"
+        f"- {'The CI pipeline pushes images with a registry token. ' * 3}It is {TOKEN}.\n"
+    )
+    response = tools("memory_capture", {"transcript": report})
+    assert TOKEN[:12] not in response.content.decode()
+    assert response.json()["skipped"] == [{"reason": "over_draft_limit", "kind": "learning"}]

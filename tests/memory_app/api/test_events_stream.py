@@ -1,0 +1,171 @@
+"""GET /api/v1/events/stream over a real HTTP connection to the ASGI server."""
+
+import contextlib
+import json
+import threading
+import time
+
+import httpx
+import pytest
+from django.db import connection
+
+from memory_app.models import Conversation, MemoryEvent
+from memory_app.services.principals import api_key_issue
+from tests.factories import UserFactory
+from tests.live_asgi import LiveAsgiServer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def read_events(url: str, key: str, count: int, last_event_id: int | None = None, **params):
+    """Open the stream and return (id, data) of the first `count` events."""
+    headers = {"Authorization": f"Token {key}", "Accept": "text/event-stream"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = str(last_event_id)
+    seen, fields = [], {}
+    with httpx.stream(
+        "GET", f"{url}/api/v1/events/stream", headers=headers, params=params, timeout=10
+    ) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line:
+                name, _, value = line.partition(": ")
+                fields[name] = value
+                continue
+            if "id" in fields:
+                seen.append((int(fields["id"]), json.loads(fields["data"])))
+                if len(seen) == count:
+                    return seen
+            fields = {}
+    return seen
+
+
+@pytest.fixture
+def alice(transactional_db):
+    return UserFactory(username="alice")
+
+
+@pytest.fixture
+def alice_key(alice):
+    return api_key_issue(user=alice).raw
+
+
+def event(principal, kind="memory.test", **fields):
+    return MemoryEvent.objects.create(type=kind, principal=principal, **fields)
+
+
+def test_it_streams_visible_events_and_skips_others(asgi_server, alice, alice_key):
+    bob = UserFactory(username="bob")
+    mine = event(alice)
+    event(bob)
+    theirs_shared = event(bob, conversation=_shared_conversation(alice, bob))
+    got = read_events(asgi_server.url, alice_key, 2)
+    assert [event_id for event_id, _ in got] == [mine.id, theirs_shared.id]
+    assert got[0][1] == {
+        "id": mine.id,
+        "type": "memory.test",
+        "created_at": mine.created_at.isoformat(),
+        "payload": {},
+    }
+
+
+def _shared_conversation(*users):
+    conversation = Conversation.objects.create(external_id="shared", created_by=users[0])
+    conversation.participants.add(*users)
+    return conversation
+
+
+def test_it_delivers_events_written_while_connected(asgi_server, alice, alice_key):
+    event(alice)
+    late = []
+    timer = threading.Timer(0.5, lambda: late.append(event(alice, "memory.late")))
+    timer.start()
+    got = read_events(asgi_server.url, alice_key, 2)
+    timer.join()
+    assert got[1][0] == late[0].id
+
+
+def test_last_event_id_resumes_after_the_last_event_seen(asgi_server, alice, alice_key):
+    first, second, third = event(alice), event(alice), event(alice)
+    got = read_events(asgi_server.url, alice_key, 1, last_event_id=first.id)
+    assert got[0][0] == second.id
+    assert read_events(asgi_server.url, alice_key, 1, after=second.id)[0][0] == third.id
+
+
+def test_it_resumes_across_a_server_restart_without_gap_or_duplicate(alice, alice_key):
+    server = LiveAsgiServer()
+    server.start()
+    before = [event(alice) for _ in range(3)]
+    try:
+        got = read_events(server.url, alice_key, 3)
+    finally:
+        server.stop()
+    during = [event(alice) for _ in range(2)]
+    restarted = LiveAsgiServer(port=server.port)
+    restarted.start()
+    try:
+        resumed = read_events(restarted.url, alice_key, 2, last_event_id=got[-1][0])
+    finally:
+        restarted.stop()
+    ids = [event_id for event_id, _ in got + resumed]
+    assert ids == [e.id for e in before + during]
+
+
+def test_a_bad_cursor_or_unknown_conversation_is_a_json_error(asgi_server, alice_key):
+    headers = {"Authorization": f"Token {alice_key}", "Accept": "text/event-stream"}
+    url = f"{asgi_server.url}/api/v1/events/stream"
+    bad = httpx.get(url, headers={**headers, "Last-Event-ID": "x"})
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid_input"
+    missing = httpx.get(url, headers=headers, params={"conversation": "nope"})
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    anonymous = httpx.get(url, headers={"Accept": "text/event-stream"})
+    assert anonymous.status_code == 401 and anonymous.json()["error"] == "not_authenticated"
+
+
+def test_a_wsgi_server_streams_the_same_frames(api_client_for, alice):
+    mine = event(alice)
+    response = api_client_for(alice).get("/api/v1/events/stream", HTTP_ACCEPT="text/event-stream")
+    frames = iter(response.streaming_content)
+    assert next(frames) == b"retry: 2000\n\n"
+    assert next(frames).startswith(f"id: {mine.id}\ndata: ".encode())
+    response.close()
+
+
+def test_each_poll_of_the_stream_is_a_fixed_number_of_queries(
+    api_client_for, alice, django_assert_max_num_queries
+):
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    from memory_app.api.stream import _next_page
+
+    for _ in range(30):
+        event(alice)
+    request = Request(APIRequestFactory().get("/api/v1/events/stream", {"conversation": ""}))
+    request.user = alice
+    with django_assert_max_num_queries(3):
+        assert len(_next_page(request, 0)) == 30
+
+
+def test_open_streams_do_not_hold_a_database_connection_each(asgi_server, alice, alice_key):
+    def connections() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            )
+            return cursor.fetchone()[0]
+
+    event(alice)
+    read_events(asgi_server.url, alice_key, 1)  # warm the pool threads up
+    before = connections()
+    headers = {"Authorization": f"Token {alice_key}", "Accept": "text/event-stream"}
+    with contextlib.ExitStack() as open_streams:
+        for _ in range(12):
+            response = open_streams.enter_context(
+                httpx.stream("GET", f"{asgi_server.url}/api/v1/events/stream", headers=headers)
+            )
+            assert response.status_code == 200
+        time.sleep(2.5)  # every stream has polled at least twice
+        during = connections()
+    assert during - before < 12 // 2

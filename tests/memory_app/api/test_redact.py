@@ -1,0 +1,214 @@
+"""Redaction removes a secret from a document's whole history, chain intact."""
+
+import io
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from psycopg import sql
+from rest_framework.test import APIClient
+
+from memory_app.actors import actor_for
+from memory_app.models import MemoryDocument, MemoryEvent
+from memory_app.services.curate import document_rollback
+from memory_app.services.delete import memory_delete_request
+from memory_app.services.documents import embedding_for, head_update
+from memory_app.services.export import export_lines
+from memory_app.services.principals import api_key_issue
+from memory_app.services.redact import MARKER
+from memory_app.services.stores import store_for_user
+from memory_app.services.versions import SourceRef
+from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
+
+pytestmark = pytest.mark.django_db
+
+# Text the scanner does not recognise: the case redaction exists for.
+SECRET = "orchid-lantern-4217"
+
+
+def _client(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_issue(user=user).raw}")
+    return client
+
+
+def _tables_holding(text: str) -> list[str]:
+    """Every table of the database with a row whose text contains `text`."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = 'public' AND table_type = 'BASE TABLE'"
+        )
+        tables = [name for (name,) in cursor.fetchall()]
+        holding = []
+        for table in tables:
+            query = sql.SQL("SELECT count(*) FROM {} AS t WHERE t::text LIKE %s")
+            cursor.execute(query.format(sql.Identifier(table)), [f"%{text}%"])
+            if cursor.fetchone()[0]:
+                holding.append(table)
+    return holding
+
+
+@pytest.fixture
+def leaked(reviewer, agent):
+    """A runbook whose history, refs, review items and events quote the secret."""
+    store = WorkspaceStoreFactory(slug="workspace_runbooks")
+    document = make_document(
+        store,
+        path="deploy/bootstrap",
+        content=f"Bootstrap the cluster with {SECRET} as the join value.",
+        author=reviewer,
+    )
+    head_update(
+        document,
+        change="update",
+        author=reviewer,
+        fields={
+            "content": f"Bootstrap with {SECRET}; rotate it after the first node joins.",
+            "title": f"Bootstrap ({SECRET})",
+        },
+        source_refs=[SourceRef("url", f"https://wiki.example.com/bootstrap?v={SECRET}")],
+    )
+    head_update(
+        document,
+        change="update",
+        author=reviewer,
+        fields={"content": "Bootstrap with the join value from the vault."},
+    )
+    memory_delete_request(
+        actor=replace(actor_for(agent), run_id="run-redact"),
+        document=document,
+        reason=f"leaks {SECRET}",
+    )
+    document_rollback(user=reviewer, document=document, version=2, reason=f"restore {SECRET}")
+    assert set(_tables_holding(SECRET)) >= {
+        "memory_app_memoryversion",
+        "memory_app_memorydocument",
+        "memory_app_memorysourceref",
+        "memory_app_dreamreviewitem",
+        "memory_app_memoryevent",
+    }
+    return MemoryDocument.objects.get(pk=document.pk)
+
+
+def _redact(user, document, body):
+    return _client(user).post(f"/api/v1/documents/{document.pk}/redact", body, format="json")
+
+
+def test_redaction_removes_the_text_from_every_table(reviewer, leaked):
+    response = _redact(reviewer, leaked, {"text": SECRET})
+    assert response.status_code == 200, response.content
+    assert SECRET not in response.content.decode()
+    assert _tables_holding(SECRET) == []
+    document = MemoryDocument.objects.get(pk=leaked.pk)
+    assert response.json()["version"] == document.version == leaked.version + 1
+    assert document.content == f"Bootstrap with {MARKER}; rotate it after the first node joins."
+    assert [v.content.count(MARKER) for v in document.versions.order_by("version")] == [
+        1,
+        1,
+        0,
+        1,
+        1,
+    ]
+
+
+def test_the_chain_verifies_and_records_who_redacted(reviewer, leaked):
+    _redact(reviewer, leaked, {"text": SECRET})
+    out = io.StringIO()
+    call_command("memory_verify", "--store", "workspace_runbooks", stdout=out)
+    assert "every history chain is intact" in out.getvalue()
+    last = leaked.versions.order_by("-version").first()
+    assert (last.change, last.author_name) == ("redact", "reviewer")
+    assert "version(s) 1, 2, 3, 4" in last.reason
+    event = MemoryEvent.objects.get(type="memory.document.redacted")
+    assert event.principal == reviewer
+    assert event.payload["versions"] == [1, 2, 3, 4]
+    assert event.payload["characters"] == len(SECRET)
+    assert SECRET not in str(event.payload)
+
+
+def test_search_index_and_embedding_follow_the_redaction(reviewer, leaked, tools):
+    query = {"query": "orchid lantern", "mode": "text"}
+    assert [r["id"] for r in tools.ok("memory_search", query)["results"]] == [str(leaked.pk)]
+    _redact(reviewer, leaked, {"text": SECRET})
+    assert tools.ok("memory_search", query)["results"] == []
+    document = MemoryDocument.objects.get(pk=leaked.pk)
+    expected = embedding_for(document.title, document.recall_hint, document.content)
+    assert np.allclose(document.embedding, expected)
+
+
+def test_an_export_after_redaction_holds_only_the_marker(reviewer, leaked):
+    _redact(reviewer, leaked, {"text": SECRET})
+    exported = "\n".join(export_lines(MemoryDocument.objects.filter(pk=leaked.pk)))
+    assert SECRET not in exported
+    assert MARKER in exported
+
+
+def test_a_span_of_an_old_version_is_redacted_everywhere(reviewer, leaked):
+    first = leaked.versions.get(version=1).content
+    start = first.index(SECRET)
+    body = {"version": 1, "start": start, "end": start + len(SECRET)}
+    assert _redact(reviewer, leaked, body).status_code == 200
+    assert _tables_holding(SECRET) == []
+
+
+def test_a_span_defaults_to_the_head(reviewer, leaked):
+    start = leaked.content.index(SECRET)
+    response = _redact(reviewer, leaked, {"start": start, "end": start + len(SECRET)})
+    assert response.status_code == 200
+    assert _tables_holding(SECRET) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "body"),
+        ({"text": SECRET, "start": 0, "end": 3}, "body"),
+        ({"start": 3}, "body"),
+        ({"start": 5, "end": 5}, "body"),
+        ({"start": 0, "end": 100_000}, "end"),
+        ({"version": 99, "start": 0, "end": 3}, "version"),
+        ({"text": "   "}, "text"),
+        ({"text": "never-written-anywhere"}, "text"),
+        ({"text": SECRET, "extra": 1}, "extra"),
+    ],
+)
+def test_bad_requests_are_400_and_change_nothing(reviewer, leaked, body, field):
+    response = _redact(reviewer, leaked, body)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"] == "invalid_input"
+    assert field in response.json()["fields"]
+    assert MemoryDocument.objects.get(pk=leaked.pk).version == leaked.version
+    assert "memory_app_memoryversion" in _tables_holding(SECRET)
+
+
+def test_who_may_not_redact_gets_403_and_who_may_not_see_gets_404(leaked, agent, owner):
+    assert _redact(agent, leaked, {"text": SECRET}).status_code == 403
+    assert _redact(owner, leaked, {"text": SECRET}).status_code == 403
+    private = make_document(
+        _user_store(owner),
+        path="prefs/editor",
+        content=f"token {SECRET}",
+        doc_type="user_preference",
+    )
+    response = _redact(UserFactory(username="stranger"), private, {"text": SECRET})
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"
+    assert "memory_app_memoryversion" in _tables_holding(SECRET)
+
+
+def test_the_owner_redacts_in_their_own_user_store(owner):
+    private = make_document(
+        _user_store(owner),
+        path="prefs/editor",
+        content=f"token {SECRET}",
+        doc_type="user_preference",
+    )
+    assert _redact(owner, private, {"text": SECRET}).status_code == 200
+    assert _tables_holding(SECRET) == []
+
+
+def _user_store(user):
+    return store_for_user(user=user)

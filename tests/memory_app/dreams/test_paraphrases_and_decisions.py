@@ -1,0 +1,156 @@
+"""Compaction finds paraphrases; reviews hold documents `constrained` and are remembered."""
+
+import pytest
+from django.db import transaction
+
+from memory_app.actors import Actor
+from memory_app.dreams.runner import dream_execute
+from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryVersion, Trust
+from memory_app.services.context import memory_context_load
+from memory_app.services.documents import embedding_for, head_update
+from memory_app.services.patch import memory_patch
+from memory_app.services.promote import promotion_approve, promotion_reject
+from memory_app.services.stores import store_workspace_ensure
+from memory_app.services.versions import SourceRef
+from tests.factories import make_document
+
+pytestmark = pytest.mark.django_db
+
+RUNBOOK = "Restart the node-local-dns daemonset when pods cannot resolve cluster service names."
+ROLLOUT = (
+    "If in-cluster DNS lookups fail from pods, a rollout restart of node-local-dns brings "
+    "resolution back.\n$ kubectl -n kube-system rollout restart daemonset/node-local-dns"
+)
+VERIFY = (
+    "Pods failing to resolve service names were fixed by restarting node-local-dns. "
+    "Verify with nslookup from two pods on different nodes."
+)
+UPSTREAM = (
+    "External DNS names fail to resolve from pods when the upstream resolver in the CoreDNS "
+    "configmap is wrong."
+)
+METRICS = "Restart the metrics-server deployment when kubectl top reports no metrics."
+
+
+def run(kind: str) -> DreamJob:
+    return dream_execute(DreamJob.objects.create(kind=kind).pk)
+
+
+def edit(document, content: str) -> None:
+    """A later change of the document, as a curator's edit leaves it."""
+    with transaction.atomic():
+        locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
+        head_update(
+            locked,
+            change="update",
+            author=None,
+            fields={"content": content},
+            embedding=embedding_for(locked.title, "", content),
+        )
+
+
+def states(*documents) -> list[str]:
+    return [MemoryDocument.objects.get(pk=d.pk).state for d in documents]
+
+
+@pytest.fixture
+def dns_store(db):
+    store = store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    runbook = make_document(
+        store, "dns/node-local", RUNBOOK, title="DNS restart", trust=Trust.ADMIN_APPROVED
+    )
+    rollout = make_document(
+        store,
+        "dns/rollout",
+        ROLLOUT,
+        title="node-local-dns restart fixes lookups",
+        source_refs=[SourceRef("incident", "INC-5120")],
+    )
+    verify = make_document(
+        store, "dns/verify", VERIFY, title="Pods could not resolve service names"
+    )
+    upstream = make_document(store, "dns/upstream", UPSTREAM, title="External DNS from pods")
+    metrics = make_document(store, "k8s/metrics", METRICS, title="metrics-server restart")
+    return runbook, rollout, verify, upstream, metrics
+
+
+def test_three_paraphrases_of_one_fix_become_one_merge_and_near_topics_stay_apart(dns_store):
+    runbook, rollout, verify, upstream, metrics = dns_store
+    job = run("compact")
+    assert job.stats["clusters"] == 1 and job.stats["proposed"] == 1
+    item = DreamReviewItem.objects.get(action="merge")
+    assert set(item.related_documents.all()) == {runbook, rollout, verify}
+    assert item.target_path == "dns/node-local"
+    merged = item.proposed_content
+    assert merged.startswith(RUNBOOK)
+    # Every distinct command and fact of the paraphrases is kept.
+    assert "$ kubectl -n kube-system rollout restart daemonset/node-local-dns" in merged
+    assert "nslookup from two pods on different nodes" in merged
+    assert "CoreDNS" not in merged and "metrics-server" not in merged
+    assert "dns/rollout v1 (incident:INC-5120)" in item.rationale
+    assert states(runbook, rollout, verify) == ["constrained"] * 3
+    assert states(upstream, metrics) == ["active", "active"]
+
+
+def test_approving_the_merge_keeps_every_source_ref_and_supersedes_the_rest(dns_store, reviewer):
+    runbook, rollout, verify, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    promotion_approve(user=reviewer, item_id=item.pk)
+    head = MemoryVersion.objects.get(document=runbook, version=2)
+    refs = {(r.kind, r.ref) for r in head.source_refs.all()}
+    assert {
+        ("document", "workspace_runbooks/dns/node-local@v1"),
+        ("document", "workspace_runbooks/dns/rollout@v1"),
+        ("document", "workspace_runbooks/dns/verify@v1"),
+        ("incident", "INC-5120"),
+    } <= refs
+    assert states(runbook, rollout, verify) == ["active", "superseded", "superseded"]
+
+
+def test_a_rejected_merge_is_not_proposed_again_until_a_member_changes(dns_store, reviewer):
+    runbook, rollout, verify, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    promotion_reject(user=reviewer, item_id=item.pk, note="Keep them apart.")
+    assert states(runbook, rollout, verify) == ["active"] * 3
+    again = run("compact")
+    assert again.stats["proposed"] == 0 and again.stats["already_decided"] == 1
+    edit(verify, VERIFY + " Then check the CoreDNS cache hit rate.")
+    assert run("compact").stats["proposed"] == 1
+
+
+def test_a_reviewed_document_under_dispute_is_injected_only_as_an_untrusted_candidate(
+    owner, contradiction
+):
+    reviewed, draft = contradiction
+    actor = Actor(user=owner, agent=owner)
+    before = memory_context_load(actor=actor, message="payments connection pool size").built
+    assert [e.block for e in before.entries if e.document.pk == reviewed.pk] == ["trusted"]
+    run("contradictions")
+    assert states(reviewed, draft) == ["constrained", "constrained"]
+    during = memory_context_load(actor=actor, message="payments connection pool size").built
+    [entry] = [e for e in during.entries if e.document.pk == reviewed.pk]
+    assert entry.block == "untrusted"
+    trusted, _, untrusted = during.text.partition("<untrusted_memory_candidates>")
+    assert "pool size is 20" not in trusted
+    assert 'state="constrained"' in untrusted and "pool size is 20" in untrusted
+
+
+def test_a_decided_contradiction_is_not_asked_again_unless_one_side_changes(
+    owner, reviewer, contradiction
+):
+    reviewed, draft = contradiction
+    assert run("contradictions").stats["proposed"] == 1
+    item = DreamReviewItem.objects.get(action="supersede")
+    promotion_reject(user=reviewer, item_id=item.pk, note="20 is still right.")
+    assert states(reviewed, draft) == ["active", "active"]
+    again = run("contradictions")
+    assert again.stats["proposed"] == 0 and again.stats["already_decided"] == 1
+    memory_patch(
+        actor=Actor(user=owner, agent=owner),
+        document=MemoryDocument.objects.get(pk=draft.pk),
+        expected_sha256=MemoryDocument.objects.get(pk=draft.pk).content_sha256,
+        content="The payments connection pool size is 80 in production since Monday.",
+    )
+    assert run("contradictions").stats["proposed"] == 1

@@ -1,0 +1,276 @@
+"""The MCP endpoint, driven by the official MCP client over a real HTTP connection."""
+
+import asyncio
+import contextlib
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from prometheus_client.parser import text_string_to_metric_families
+
+from memory_app.api.manifest import tool_definitions
+from memory_app.models import MemoryDocument
+from memory_app.services.principals import api_key_issue
+from tests.factories import UserFactory
+from tests.memory_app.api.conftest import remember_body
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SECRET = "ghp_" + "Zq8rT2mK9vXw4LpA7sBn3cDe6fGh1jKl5mNo"
+
+
+@pytest.fixture
+def agent_key(transactional_db):
+    agent = UserFactory(username="agent", service_account=True)
+    return api_key_issue(user=agent).raw
+
+
+@contextlib.asynccontextmanager
+async def connected(url: str, key: str, *, write_tools: bool = True, **headers):
+    query = "?include_write_tools=true" if write_tools else ""
+    runtime = {"Authorization": f"Bearer {key}", **headers}
+    async with httpx2.AsyncClient(headers=runtime, timeout=30) as http:
+        transport = streamable_http_client(f"{url}/mcp{query}", http_client=http)
+        async with Client(transport) as client:
+            yield client
+
+
+def run(coroutine):
+    """On a thread of its own: the browser tests' Playwright keeps an event
+    loop running on the main thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def conversation_headers(name="conv-mcp", run_id="run-1"):
+    return {"X-Memory-Conversation": name, "X-Memory-Run": run_id}
+
+
+def test_it_lists_the_manifest_read_tools_by_default(asgi_server, agent_key):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, write_tools=False) as client:
+            return (await client.list_tools()).tools
+
+    listed = {tool.name: tool for tool in run(scenario())}
+    expected = {tool["name"]: tool for tool in tool_definitions() if not tool["write"]}
+    assert set(listed) == set(expected)
+    for name, tool in listed.items():
+        assert tool.description == expected[name]["description"]
+        assert tool.input_schema == expected[name]["input_schema"]
+        assert tool.annotations.read_only_hint is True
+
+
+def test_write_tools_are_listed_when_asked_like_the_manifest(asgi_server, agent_key):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key) as client:
+            return (await client.list_tools()).tools
+
+    listed = {tool.name: tool for tool in run(scenario())}
+    assert set(listed) == {tool["name"] for tool in tool_definitions()}
+    assert listed["memory_remember"].annotations.read_only_hint is False
+
+
+def test_every_tool_round_trips_with_the_runtime_headers(asgi_server, agent_key):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
+            results = {}
+            created = await client.call_tool("memory_remember", remember_body())
+            results["memory_remember"] = created
+            ref = {"id": created.structured_content["id"]}
+            read = await client.call_tool("memory_read", ref)
+            results["memory_read"] = read
+            results["memory_list"] = await client.call_tool(
+                "memory_list", {"store": "conversation"}
+            )
+            results["memory_history"] = await client.call_tool("memory_history", ref)
+            results["memory_search"] = await client.call_tool(
+                "memory_search", {"query": "nginx crash loop"}
+            )
+            results["memory_context"] = await client.call_tool(
+                "memory_context", {"message": "nginx ingress pods crash after reload"}
+            )
+            results["memory_mark_used"] = await client.call_tool(
+                "memory_mark_used", {"ids": [ref["id"]]}
+            )
+            results["memory_patch"] = await client.call_tool(
+                "memory_patch",
+                {
+                    **ref,
+                    "expected_sha256": read.structured_content["sha256"],
+                    "edits": [{"old": "rolling back", "new": "reverting"}],
+                },
+            )
+            results["memory_propose_promotion"] = await client.call_tool(
+                "memory_propose_promotion",
+                {**ref, "target_store": "workspace_runbooks", "rationale": "Seen twice."},
+            )
+            results["memory_delete"] = await client.call_tool("memory_delete", ref)
+            return results
+
+    results = run(scenario())
+    assert set(results) >= {tool["name"] for tool in tool_definitions()} - {"memory_capture"}
+    assert not any(result.is_error for result in results.values()), results
+    document = MemoryDocument.objects.get(pk=results["memory_remember"].structured_content["id"])
+    assert document.store.conversation.external_id == "conv-mcp"
+    assert results["memory_read"].structured_content["title"] == remember_body()["title"]
+    assert [d["id"] for d in results["memory_list"].structured_content["documents"]] == [
+        str(document.pk)
+    ]
+    assert results["memory_search"].structured_content["results"][0]["id"] == str(document.pk)
+    context = results["memory_context"].structured_content
+    assert str(document.pk) in [d["id"] for d in context["documents"]]
+    assert results["memory_mark_used"].structured_content == {"updated": 1}
+    assert results["memory_patch"].structured_content["outcome"] == "updated"
+    assert results["memory_propose_promotion"].structured_content["status"] == "awaiting_review"
+    assert results["memory_delete"].structured_content["status"] == "pending_confirmation"
+    assert results["memory_history"].structured_content["versions"][0]["version"] == 1
+
+
+def test_a_tool_error_carries_the_api_code_detail_and_status(asgi_server, agent_key):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
+            created = await client.call_tool("memory_remember", remember_body())
+            stale = await client.call_tool(
+                "memory_patch",
+                {
+                    "id": created.structured_content["id"],
+                    "expected_sha256": "0" * 64,
+                    "content": "x",
+                },
+            )
+            invalid = await client.call_tool("memory_search", {"query": ""})
+            blocked = await client.call_tool(
+                "memory_remember", remember_body(content=f"use token {SECRET} to push")
+            )
+            missing = await client.call_tool(
+                "memory_read", {"id": "00000000-0000-0000-0000-000000000000"}
+            )
+            unknown = await client.call_tool("memory_nothing", {})
+            return stale, invalid, blocked, missing, unknown
+
+    stale, invalid, blocked, missing, unknown = run(scenario())
+    assert stale.is_error and stale.structured_content["error"] == "conflict"
+    assert stale.structured_content["status"] == 409
+    assert len(stale.structured_content["current_sha256"]) == 64
+    assert invalid.is_error and invalid.structured_content["error"] == "invalid_input"
+    assert "query" in invalid.structured_content["fields"]
+    assert blocked.is_error and blocked.structured_content["error"] == "write_blocked"
+    assert blocked.structured_content["findings"][0]["detector"] == "github_token"
+    assert SECRET not in blocked.content[0].text
+    assert missing.structured_content["error"] == "not_found"
+    assert missing.structured_content["status"] == 404
+    assert unknown.is_error and unknown.structured_content["error"] == "not_found"
+
+
+def test_acting_on_behalf_without_the_permission_is_refused(asgi_server, agent_key):
+    UserFactory(username="alice")
+
+    async def scenario():
+        async with connected(
+            asgi_server.url, agent_key, **{"X-Memory-On-Behalf-Of": "alice"}
+        ) as client:
+            return await client.call_tool("memory_search", {"query": "anything"})
+
+    result = run(scenario())
+    assert result.is_error
+    assert result.structured_content["error"] == "permission_denied"
+    assert result.structured_content["status"] == 403
+
+
+@pytest.mark.parametrize("authorization", [None, "Token ama_not-a-key", "Basic abc"])
+def test_a_missing_or_bad_key_gets_401_before_the_protocol(asgi_server, authorization):
+    headers = {"Accept": "application/json, text/event-stream"}
+    if authorization:
+        headers["Authorization"] = authorization
+    response = httpx.post(
+        f"{asgi_server.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers=headers,
+    )
+    assert response.status_code == 401
+    assert response.json()["error"] == "not_authenticated"
+    assert response.headers["WWW-Authenticate"] == 'Token realm="api"'
+
+
+def test_the_official_client_fails_to_connect_without_a_key(asgi_server, transactional_db):
+    async def scenario():
+        async with connected(asgi_server.url, "ama_wrong") as client:
+            await client.list_tools()
+
+    with pytest.raises(ExceptionGroup) as raised:
+        run(scenario())
+    assert raised.group_contains(MCPError, match="error response")
+
+
+def test_memory_context_is_also_a_prompt(asgi_server, agent_key):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
+            await client.call_tool("memory_remember", remember_body())
+            prompts = (await client.list_prompts()).prompts
+            prompt = await client.get_prompt(
+                "memory_context", {"message": "nginx ingress crash after reload"}
+            )
+            return prompts, prompt
+
+    prompts, prompt = run(scenario())
+    assert [p.name for p in prompts] == ["memory_context"]
+    assert "Nginx crash loop after config reload" in prompt.messages[0].content.text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        remember_body(content="x" * 101),
+        remember_body(store="workspace_runbooks", content="short"),
+        remember_body(store="system:nothing", content="short"),
+        {**remember_body(content="short"), "importance": 99},
+    ],
+    ids=["too_large", "workspace_by_promotion_only", "unknown_store", "out_of_range"],
+)
+def test_limits_and_policy_answer_as_over_rest(asgi_server, agent_key, settings, arguments):
+    settings.MEMORY_MAX_CONTENT_CHARS = 100
+    headers = conversation_headers()
+
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **headers) as client:
+            return await client.call_tool("memory_remember", arguments)
+
+    over_mcp = run(scenario())
+    over_rest = httpx.post(
+        f"{asgi_server.url}/api/v1/tools/memory_remember",
+        json=arguments,
+        headers={"Authorization": f"Token {agent_key}", **headers},
+    )
+    assert over_rest.status_code >= 400
+    assert over_mcp.is_error
+    assert over_mcp.structured_content == {**over_rest.json(), "status": over_rest.status_code}
+
+
+def test_mcp_calls_are_counted_per_tool_and_transport(asgi_server, agent_key):
+    def mcp_searches() -> float:
+        text = httpx.get(f"{asgi_server.url}/metrics").text
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                labels = sample.labels
+                if (
+                    sample.name == "memory_tool_calls_total"
+                    and labels.get("tool") == "memory_search"
+                    and labels.get("transport") == "mcp"
+                    and labels.get("status") == "200"
+                ):
+                    return sample.value
+        return 0.0
+
+    before = mcp_searches()
+
+    async def scenario():
+        async with connected(asgi_server.url, agent_key) as client:
+            for _ in range(3):
+                await client.call_tool("memory_search", {"query": "anything"})
+
+    run(scenario())
+    assert mcp_searches() - before == 3

@@ -1,0 +1,127 @@
+"""Log dumps are recognised by structure, in any common format, past 30 lines."""
+
+import json
+import random
+
+import pytest
+
+from memory_app.safety import scan_fields
+
+
+def log_dump(text: str) -> bool:
+    findings = scan_fields({"content": text}, conversation_store=False)
+    return any(f.detector == "raw_log_dump" for f in findings)
+
+
+def _lines(make, n: int) -> str:
+    rng = random.Random(n)
+    return "\n".join(make(i, rng) for i in range(n))
+
+
+FORMATS = {
+    "syslog": lambda i, r: (
+        f"Nov 25 10:{i % 60:02}:{r.randint(0, 59):02} web-1 sshd[{r.randint(100, 9999)}]: "
+        f"Accepted publickey for deploy from 10.0.{r.randint(0, 9)}.{r.randint(1, 254)} port 22"
+    ),
+    "journald": lambda i, r: (
+        f"Nov 25 10:00:{i % 60:02} host systemd[1]: Started Session {r.randint(1, 900)} of user ci."
+    ),
+    "nginx_access": lambda i, r: (
+        f"10.1.{r.randint(0, 9)}.{r.randint(1, 254)} - - [25/Nov/2026:10:00:{i % 60:02} +0000] "
+        f'"GET /api/v1/items/{r.randint(1, 999)} HTTP/1.1" 200 {r.randint(100, 9999)} "-" "curl"'
+    ),
+    "nginx_error": lambda i, r: (
+        f"2026/11/25 10:00:{i % 60:02} [error] {r.randint(100, 999)}#0: *{i} connect() failed "
+        "(111: Connection refused) while connecting to upstream"
+    ),
+    "log4j": lambda i, r: (
+        f"2026-11-25 10:00:{i % 60:02},{r.randint(0, 999):03} INFO  [main] o.a.k.Server - "
+        f"started partition {r.randint(0, 50)}"
+    ),
+    "python_logging": lambda i, r: (
+        f"WARNING:urllib3.connectionpool:Retrying (Retry(total={r.randint(0, 4)})) after "
+        f"connection broken by 'ReadTimeoutError' pid={r.randint(100, 999)}"
+    ),
+    "klog": lambda i, r: (
+        f"I1125 10:00:{i % 60:02}.{r.randint(0, 999999):06}       1 "
+        f"controller.go:{r.randint(10, 500)}] Synced pod default/web-{r.randint(0, 9)}"
+    ),
+    "hdfs": lambda i, r: (
+        f"081109 2036{i % 60:02} {r.randint(10, 999)} INFO dfs.DataNode$PacketResponder: "
+        f"PacketResponder {r.randint(0, 2)} for block blk_{r.randint(10**9, 10**10)} terminating"
+    ),
+    "spark": lambda i, r: (
+        f"17/06/09 20:10:{i % 60:02} INFO executor.Executor: Finished task {i}.0 in stage "
+        f"{r.randint(0, 9)}.0 (TID {r.randint(0, 999)})"
+    ),
+    "logcat": lambda i, r: (
+        f"11-25 10:00:{i % 60:02}.{r.randint(0, 999):03}  {r.randint(100, 999)}  "
+        f"{r.randint(100, 999)} I ActivityManager: Start proc {r.randint(1000, 9999)}:com.app/u0a1"
+    ),
+    "windows_event": lambda i, r: (
+        f"Information\t11/25/2026 10:00:{i % 60:02} AM\tService Control Manager\t7036\tNone\t"
+        "The Windows Update service entered the running state."
+    ),
+    "proxifier": lambda i, r: (
+        f"[11.25 10:00:{i % 60:02}] chrome.exe - proxy.example.com:5070 open through proxy "
+        f"proxy.example.com:5070 HTTPS"
+    ),
+    "healthapp": lambda i, r: (
+        f"20261125-10:00:{i % 60:02}:{r.randint(0, 999)}|Step_LSC|30002312|"
+        f"onStandStepChanged {r.randint(1000, 9999)}"
+    ),
+    "json_lines": lambda i, r: json.dumps(
+        {"ts": 1764064800 + i, "level": "info", "msg": "request done", "status": 200}
+    ),
+    "key_value": lambda i, r: (
+        f'level=info msg="request done" method=GET status=200 duration_ms={r.randint(1, 99)} '
+        f"time=2026-11-25T10:00:{i % 60:02}Z"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_thirty_one_log_lines_are_a_dump_in_every_format(name):
+    assert log_dump(_lines(FORMATS[name], 31)), name
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_thirty_log_lines_are_a_snippet_in_every_format(name):
+    assert not log_dump(_lines(FORMATS[name], 30)), name
+
+
+def test_a_snippet_is_fine_even_between_blank_lines():
+    text = _lines(FORMATS["log4j"], 30).replace("\n", "\n\n")
+    assert not log_dump(text)
+
+
+NOT_LOGS = {
+    "python_code": lambda i, r: (
+        f"    def handler_{i}(self, request):\n        return self.items[{i}]"
+    ),
+    "markdown_table": lambda i, r: f"| metric_{i} | float | {r.randint(0, 100)} ms | gauge |",
+    "markdown_list": lambda i, r: f"- Step {i}: restart the worker after 10:00 if it stalls.",
+    "prose": lambda i, r: (
+        f"On day {i} the team reviewed {r.randint(1, 9)} incidents and agreed to keep the "
+        "rollout window short."
+    ),
+    "yaml": lambda i, r: f"service_{i}:\n  replicas: {r.randint(1, 5)}\n  port: {8000 + i}",
+    "csv": lambda i, r: f"{i},{r.randint(0, 99)},{r.random():.3f},north",
+}
+
+
+@pytest.mark.parametrize("name", NOT_LOGS)
+def test_long_text_that_is_not_a_log_is_never_a_dump(name):
+    assert not log_dump(_lines(NOT_LOGS[name], 80)), name
+
+
+def test_prose_with_a_few_timestamps_is_not_a_dump():
+    prose = _lines(NOT_LOGS["prose"], 60)
+    text = prose + "\n" + "\n".join(_lines(FORMATS["syslog"], 5).split("\n"))
+    assert not log_dump(text)
+
+
+def test_a_stack_trace_continues_the_log_it_belongs_to():
+    head = _lines(FORMATS["log4j"], 10)
+    frames = "\n".join(f"\tat com.acme.Worker.step{i}(Worker.java:{i + 10})" for i in range(25))
+    assert log_dump(head + "\njava.lang.IllegalStateException: boom\n" + frames)
