@@ -8,7 +8,7 @@ is dropped during the load and rebuilt after) spread like a real install:
 30% workspace, 30% over 10 system stores (the benchmark agent may read 3),
 40% over 200 conversation stores (the agent takes part in one). Then prints
 p50/p95/p99 of: the query embedding alone; memory_search and memory_context
-server-side; and both end to end over HTTP against gunicorn on the loopback.
+server-side; and both end to end over HTTP against uvicorn on the loopback.
 
 With `--data-dir` the loaded database is kept there and reused by the next
 run, so the long 100k load can happen once (`--load-only`) and the
@@ -104,7 +104,7 @@ def explain(actor, query: str, folder: Path) -> None:
 
 
 def http_server(port: int) -> subprocess.Popen:
-    """gunicorn as in production: sync workers that keep their connections."""
+    """uvicorn as in production: two ASGI worker processes."""
     # The benchmark measures latency, not the per-key request throttle.
     env = {
         **os.environ,
@@ -115,12 +115,14 @@ def http_server(port: int) -> subprocess.Popen:
         [
             sys.executable,
             "-m",
-            "gunicorn",
-            "config.wsgi",
+            "uvicorn",
+            "config.asgi:application",
             "--workers",
             "2",
-            "--bind",
-            f"127.0.0.1:{port}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
         ],
         cwd=ROOT,
         env=env,
@@ -133,7 +135,7 @@ def http_server(port: int) -> subprocess.Popen:
             return server
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError("gunicorn did not start")
+    raise RuntimeError("uvicorn did not start")
 
 
 def main() -> None:
