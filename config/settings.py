@@ -70,23 +70,26 @@ def env_rate(name: str, default: str) -> str:
 MEMORY_DATA_DIR = Path(env_str("MEMORY_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 
 
+def _local_key(name: str, length: int) -> str:
+    """A key generated once per data folder and kept there (readable by the
+    owner only), so that a local install keeps it across restarts."""
+    key_file = MEMORY_DATA_DIR / name
+    if key_file.exists():
+        return key_file.read_text().strip()
+    MEMORY_DATA_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(length)
+    key_file.write_text(key)
+    key_file.chmod(0o600)
+    return key
+
+
 def _secret_key() -> str:
     """The key from the environment, or one generated once per data folder.
 
     A generated key is kept in the data folder so sessions survive restarts of
     a local install; production sets DJANGO_SECRET_KEY.
     """
-    configured = env_str("DJANGO_SECRET_KEY")
-    if configured:
-        return configured
-    key_file = MEMORY_DATA_DIR / "secret_key"
-    if key_file.exists():
-        return key_file.read_text().strip()
-    MEMORY_DATA_DIR.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(50)
-    key_file.write_text(key)
-    key_file.chmod(0o600)
-    return key
+    return env_str("DJANGO_SECRET_KEY") or _local_key("secret_key", 50)
 
 
 SECRET_KEY = _secret_key()
@@ -103,14 +106,7 @@ def _chain_key() -> str:
         if len(configured) < 32:
             raise ImproperlyConfigured("MEMORY_CHAIN_KEY must be at least 32 characters long")
         return configured
-    key_file = MEMORY_DATA_DIR / "chain_key"
-    if key_file.exists():
-        return key_file.read_text().strip()
-    MEMORY_DATA_DIR.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(48)
-    key_file.write_text(key)
-    key_file.chmod(0o600)
-    return key
+    return _local_key("chain_key", 48)
 
 
 MEMORY_CHAIN_KEY = _chain_key()
