@@ -1,8 +1,11 @@
 """The MCP endpoint, driven by the official MCP client over a real HTTP connection."""
 
+from urllib.parse import quote
+
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from prometheus_client.parser import text_string_to_metric_families
 
 from memory_app.api.manifest import tool_definitions
@@ -190,6 +193,55 @@ def test_memory_context_is_also_a_prompt(asgi_server, agent_key):
     prompts, prompt = run(scenario())
     assert [p.name for p in prompts] == ["memory_context"]
     assert "Nginx crash loop after config reload" in prompt.messages[0].content.text
+
+
+def test_memory_context_is_also_a_resource_template(asgi_server, agent_key):
+    message = quote("nginx ingress crash after reload")
+
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
+            await client.call_tool("memory_remember", remember_body())
+            listed = (await client.list_resources()).resources
+            templates = (await client.list_resource_templates()).resource_templates
+            read = await client.read_resource(f"memory://context?message={message}&max_docs=3")
+            return listed, templates, read
+
+    listed, templates, read = run(scenario())
+    assert listed == []
+    assert [(t.name, t.uri_template) for t in templates] == [
+        ("memory_context", "memory://context{?message,max_docs,token_budget}")
+    ]
+    [contents] = read.contents
+    assert contents.uri == f"memory://context?message={message}&max_docs=3"
+    assert "Nginx crash loop after config reload" in contents.text
+
+
+@pytest.mark.parametrize(
+    ("uri", "code", "message"),
+    [
+        ("memory://context", "invalid_input", "The input is not valid."),
+        ("memory://context?message=x&max_docs=99", "invalid_input", "The input is not valid."),
+        ("memory://context?message=x&max_docs=many", None, "max_docs must be an integer."),
+        ("memory://elsewhere?message=x", None, "No resource at 'memory://elsewhere?message=x'."),
+    ],
+)
+def test_a_context_resource_refused_carries_the_api_code(
+    asgi_server, agent_key, uri, code, message
+):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key) as client:
+            try:
+                await client.read_resource(uri)
+            except MCPError as refused:
+                return refused.error
+        return None
+
+    error = run(scenario())
+    assert error is not None and error.code == INVALID_PARAMS
+    assert error.message == message
+    if code is not None:
+        assert error.data["error"] == code
+        assert error.data["status"] == 400
 
 
 @pytest.mark.parametrize(
