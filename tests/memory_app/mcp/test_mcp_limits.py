@@ -95,7 +95,7 @@ def test_input_rest_refuses_is_refused_over_mcp_with_the_same_answer(
 
 
 def test_a_message_too_deep_for_the_protocol_parser_is_a_json_rpc_400(asgi_server, agent_key):
-    """Past the SDK's own parser limit (about 250 levels) the message is not
+    """Past the SDK's own parser limit (about 200 levels) the message is not
     JSON-RPC any more: the transport answers a parse error, and the server
     goes on serving."""
     tags = "[" * 100_000 + "]" * 100_000
