@@ -221,6 +221,7 @@ def test_memory_context_is_also_a_resource_template(asgi_server, agent_key):
     [
         ("memory://context", "invalid_input", "The input is not valid."),
         ("memory://context?message=x&max_docs=99", "invalid_input", "The input is not valid."),
+        ("memory://context?message=a%00b", "invalid_input", "message is not valid."),
         ("memory://context?message=x&max_docs=many", None, "max_docs must be an integer."),
         ("memory://elsewhere?message=x", None, "No resource at 'memory://elsewhere?message=x'."),
     ],
