@@ -1,9 +1,11 @@
 """Running an agent tool for a caller that is not a Django request (the MCP server).
 
 The tool's own DRF view is called in-process with the caller's Authorization
-and runtime headers, so authentication, throttles, policy, scanner, caps and
-the error mapping are exactly those of `POST /api/v1/tools/<name>`, including
-for tools added to the manifest later.
+and runtime headers, behind the same input check as every `/api/` request
+(ApiInputMiddleware: runtime headers too long or holding control characters),
+so validation, authentication, throttles, on-behalf-of, policy, scanner, caps
+and the error mapping are exactly those of `POST /api/v1/tools/<name>`,
+including for tools added to the manifest later.
 """
 
 import io
@@ -18,7 +20,8 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.db import close_old_connections
 from django.urls import reverse
 
-from memory_app.api.tools import TOOL_VIEWS
+from memory_app.api.catalog import ALL_TOOL_VIEWS
+from memory_app.api.validation import ApiInputMiddleware
 from memory_app.observability.context import request_id_from, request_id_var
 from memory_app.observability.metrics import tool_call_observe
 
@@ -47,7 +50,13 @@ class ToolOutcome:
 
 @cache
 def _views() -> dict[str, object]:
-    return {view.name: view.as_view() for view in TOOL_VIEWS}
+    return {view.name: ApiInputMiddleware(view.as_view()) for view in ALL_TOOL_VIEWS}
+
+
+def _answer(response) -> dict:
+    """The view's data, or the JSON of the input check's refusal."""
+    data = getattr(response, "data", None)
+    return data if data is not None else json.loads(response.content)
 
 
 def _request(name: str, arguments: Mapping, headers: Mapping[str, str], client: str) -> WSGIRequest:
@@ -92,7 +101,7 @@ def tool_call(
         close_old_connections()
         request_id_var.reset(token)
     elapsed = time.perf_counter() - started
-    outcome = ToolOutcome(response.status_code, response.data, response.get("Retry-After"))
+    outcome = ToolOutcome(response.status_code, _answer(response), response.get("Retry-After"))
     tool_call_observe(name, "mcp", outcome.status, outcome.data, elapsed)
     user = getattr(request, "user", None)
     logger.info(

@@ -3,13 +3,13 @@
 import logging
 import time
 
-from memory_app.api.tools import TOOL_VIEWS
+from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.observability.context import request_id_from, request_id_var
 from memory_app.observability.metrics import http_latency, http_requests, tool_call_observe
 
 logger = logging.getLogger("memory_app.requests")
 
-_TOOLS = frozenset(view.name for view in TOOL_VIEWS)
+_TOOLS = frozenset(view.name for view in ALL_TOOL_VIEWS)
 
 
 def _route(request) -> str:

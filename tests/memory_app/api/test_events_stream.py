@@ -10,16 +10,18 @@ import pytest
 from django.db import connection
 
 from memory_app.models import Conversation, MemoryEvent
-from memory_app.services.principals import api_key_issue
+from memory_app.services.principals import api_key_issue, principal_upsert
 from tests.factories import UserFactory
 from tests.live_asgi import LiveAsgiServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def read_events(url: str, key: str, count: int, last_event_id: int | None = None, **params):
+def read_events(
+    url: str, key: str, count: int, last_event_id: int | None = None, headers=None, **params
+):
     """Open the stream and return (id, data) of the first `count` events."""
-    headers = {"Authorization": f"Token {key}", "Accept": "text/event-stream"}
+    headers = {"Authorization": f"Token {key}", "Accept": "text/event-stream", **(headers or {})}
     if last_event_id is not None:
         headers["Last-Event-ID"] = str(last_event_id)
     seen, fields = [], {}
@@ -121,6 +123,52 @@ def test_a_bad_cursor_or_unknown_conversation_is_a_json_error(asgi_server, alice
     assert missing.status_code == 404 and missing.json()["error"] == "not_found"
     anonymous = httpx.get(url, headers={"Accept": "text/event-stream"})
     assert anonymous.status_code == 401 and anonymous.json()["error"] == "not_authenticated"
+
+
+def test_on_behalf_of_streams_that_users_events_like_the_polling_endpoint(
+    asgi_server, alice, alice_key
+):
+    bob = UserFactory(username="bob")
+    assistant = principal_upsert(username="assistant", service_account=True, act_on_behalf=True)
+    event(alice)
+    bobs = event(bob)
+    event(assistant)
+    key = api_key_issue(user=assistant).raw
+    behalf = {"X-Memory-On-Behalf-Of": "bob"}
+    got = read_events(asgi_server.url, key, 1, headers=behalf)
+    assert [event_id for event_id, _ in got] == [bobs.id]
+    polled = httpx.get(
+        f"{asgi_server.url}/api/v1/events", headers={"Authorization": f"Token {key}", **behalf}
+    )
+    assert [e["id"] for e in polled.json()["events"]] == [bobs.id]
+
+
+@pytest.mark.parametrize(
+    ("caller", "target", "detail"),
+    [
+        ("alice", "bob", "You may not act on behalf of other users."),
+        ("assistant", "root", "Nobody acts on behalf of staff or superusers."),
+    ],
+)
+def test_on_behalf_of_without_the_right_or_of_a_superuser_is_403(
+    asgi_server, alice, caller, target, detail
+):
+    cast = {
+        "alice": alice,
+        "assistant": principal_upsert(
+            username="assistant", service_account=True, act_on_behalf=True
+        ),
+    }
+    UserFactory(username="bob")
+    UserFactory(username="root", is_superuser=True)
+    headers = {
+        "Authorization": f"Token {api_key_issue(user=cast[caller]).raw}",
+        "Accept": "text/event-stream",
+        "X-Memory-On-Behalf-Of": target,
+    }
+    response = httpx.get(f"{asgi_server.url}/api/v1/events/stream", headers=headers)
+    assert response.status_code == 403
+    assert response.json() == {"error": "permission_denied", "detail": detail}
 
 
 def test_a_wsgi_server_streams_the_same_frames(api_client_for, alice):

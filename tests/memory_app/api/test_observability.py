@@ -58,6 +58,18 @@ def test_metrics_count_requests_tools_blocks_and_hits(client, tools):
     assert SECRET not in client.get("/metrics").content.decode()
 
 
+def test_every_tool_of_the_manifest_is_counted_as_a_tool_call(client, tools):
+    before = samples(client)
+    tools.ok("memory_capture", {"transcript": "Root cause: the DNS cache was stale."})
+    after = samples(client)
+    labels = {"tool": "memory_capture", "transport": "rest", "status": "200"}
+    assert (
+        value(after, "memory_tool_calls_total", **labels)
+        - value(before, "memory_tool_calls_total", **labels)
+        == 1
+    )
+
+
 def test_metrics_need_the_token_when_one_is_set(client, settings):
     settings.MEMORY_METRICS_TOKEN = "scrape-me"
     assert client.get("/metrics").status_code == 401

@@ -1,53 +1,22 @@
 """The MCP endpoint, driven by the official MCP client over a real HTTP connection."""
 
-import asyncio
-import contextlib
-from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import quote
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from prometheus_client.parser import text_string_to_metric_families
 
 from memory_app.api.manifest import tool_definitions
 from memory_app.models import MemoryDocument
-from memory_app.services.principals import api_key_issue
 from tests.factories import UserFactory
 from tests.memory_app.api.conftest import remember_body
+from tests.memory_app.mcp.conftest import connected, conversation_headers, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SECRET = "ghp_" + "Zq8rT2mK9vXw4LpA7sBn3cDe6fGh1jKl5mNo"
-
-
-@pytest.fixture
-def agent_key(transactional_db):
-    agent = UserFactory(username="agent", service_account=True)
-    return api_key_issue(user=agent).raw
-
-
-@contextlib.asynccontextmanager
-async def connected(url: str, key: str, *, write_tools: bool = True, **headers):
-    query = "?include_write_tools=true" if write_tools else ""
-    runtime = {"Authorization": f"Bearer {key}", **headers}
-    async with httpx2.AsyncClient(headers=runtime, timeout=30) as http:
-        transport = streamable_http_client(f"{url}/mcp{query}", http_client=http)
-        async with Client(transport) as client:
-            yield client
-
-
-def run(coroutine):
-    """On a thread of its own: the browser tests' Playwright keeps an event
-    loop running on the main thread, where asyncio.run refuses to start."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
-def conversation_headers(name="conv-mcp", run_id="run-1"):
-    return {"X-Memory-Conversation": name, "X-Memory-Run": run_id}
 
 
 def test_it_lists_the_manifest_read_tools_by_default(asgi_server, agent_key):
@@ -109,10 +78,13 @@ def test_every_tool_round_trips_with_the_runtime_headers(asgi_server, agent_key)
                 {**ref, "target_store": "workspace_runbooks", "rationale": "Seen twice."},
             )
             results["memory_delete"] = await client.call_tool("memory_delete", ref)
+            results["memory_capture"] = await client.call_tool(
+                "memory_capture", {"transcript": "Root cause: the DNS cache was stale."}
+            )
             return results
 
     results = run(scenario())
-    assert set(results) >= {tool["name"] for tool in tool_definitions()} - {"memory_capture"}
+    assert set(results) == {tool["name"] for tool in tool_definitions()}
     assert not any(result.is_error for result in results.values()), results
     document = MemoryDocument.objects.get(pk=results["memory_remember"].structured_content["id"])
     assert document.store.conversation.external_id == "conv-mcp"
@@ -128,6 +100,8 @@ def test_every_tool_round_trips_with_the_runtime_headers(asgi_server, agent_key)
     assert results["memory_propose_promotion"].structured_content["status"] == "awaiting_review"
     assert results["memory_delete"].structured_content["status"] == "pending_confirmation"
     assert results["memory_history"].structured_content["versions"][0]["version"] == 1
+    [captured] = results["memory_capture"].structured_content["kept"]
+    assert captured["kind"] == "incident"
 
 
 def test_a_tool_error_carries_the_api_code_detail_and_status(asgi_server, agent_key):
@@ -219,6 +193,56 @@ def test_memory_context_is_also_a_prompt(asgi_server, agent_key):
     prompts, prompt = run(scenario())
     assert [p.name for p in prompts] == ["memory_context"]
     assert "Nginx crash loop after config reload" in prompt.messages[0].content.text
+
+
+def test_memory_context_is_also_a_resource_template(asgi_server, agent_key):
+    message = quote("nginx ingress crash after reload")
+
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
+            await client.call_tool("memory_remember", remember_body())
+            listed = (await client.list_resources()).resources
+            templates = (await client.list_resource_templates()).resource_templates
+            read = await client.read_resource(f"memory://context?message={message}&max_docs=3")
+            return listed, templates, read
+
+    listed, templates, read = run(scenario())
+    assert listed == []
+    assert [(t.name, t.uri_template) for t in templates] == [
+        ("memory_context", "memory://context{?message,max_docs,token_budget}")
+    ]
+    [contents] = read.contents
+    assert contents.uri == f"memory://context?message={message}&max_docs=3"
+    assert "Nginx crash loop after config reload" in contents.text
+
+
+@pytest.mark.parametrize(
+    ("uri", "code", "message"),
+    [
+        ("memory://context", "invalid_input", "The input is not valid."),
+        ("memory://context?message=x&max_docs=99", "invalid_input", "The input is not valid."),
+        ("memory://context?message=a%00b", "invalid_input", "message is not valid."),
+        ("memory://context?message=x&max_docs=many", None, "max_docs must be an integer."),
+        ("memory://elsewhere?message=x", None, "No resource at 'memory://elsewhere?message=x'."),
+    ],
+)
+def test_a_context_resource_refused_carries_the_api_code(
+    asgi_server, agent_key, uri, code, message
+):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key) as client:
+            try:
+                await client.read_resource(uri)
+            except MCPError as refused:
+                return refused.error
+        return None
+
+    error = run(scenario())
+    assert error is not None and error.code == INVALID_PARAMS
+    assert error.message == message
+    if code is not None:
+        assert error.data["error"] == code
+        assert error.data["status"] == 400
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,40 @@
+"""An MCP session with the official client over a real HTTP connection."""
+
+import asyncio
+import contextlib
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from memory_app.services.principals import api_key_issue
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def agent_key(transactional_db):
+    agent = UserFactory(username="agent", service_account=True)
+    return api_key_issue(user=agent).raw
+
+
+@contextlib.asynccontextmanager
+async def connected(url: str, key: str, *, write_tools: bool = True, **headers):
+    query = "?include_write_tools=true" if write_tools else ""
+    runtime = {"Authorization": f"Bearer {key}", **headers}
+    async with httpx2.AsyncClient(headers=runtime, timeout=30) as http:
+        transport = streamable_http_client(f"{url}/mcp{query}", http_client=http)
+        async with Client(transport) as client:
+            yield client
+
+
+def run(coroutine):
+    """On a thread of its own: the browser tests' Playwright keeps an event
+    loop running on the main thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def conversation_headers(name="conv-mcp", run_id="run-1"):
+    return {"X-Memory-Conversation": name, "X-Memory-Run": run_id}
