@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from memory_app.actors import Actor
@@ -180,3 +181,26 @@ def test_the_inbox_is_bounded_in_queries(client, reviewer, agent, django_assert_
         response = client.get("/")
     assert response.status_code == 200
     assert response.content.decode().count("promote rejected") == 8
+
+
+def test_pages_name_stores_as_people_say_them(client, owner):
+    system_grant_set(system_slug="payments-api", team="payments", level="read")
+    owner.groups.add(Group.objects.get(name="payments"))
+    conversation = conversation_open(user=owner, external_id="conv-incident-4711")
+    kafka = "Kafka consumer lag: scale the consumer group."
+    make_document(conversation.store, "notes/lag", kafka)
+    make_document(System.objects.get(slug="payments-api").store, "runbooks/lag", kafka)
+    mine = make_document(store_for_user(user=owner), "prefs/lag", kafka, doc_type="user_preference")
+    actor = Actor(user=owner, agent=owner, conversation=conversation, run_id="r1")
+    memory_context_load(actor=actor, message="kafka consumer lag")
+    MemoryEvent.objects.create(type="memory.x", principal=owner, document=mine, payload={})
+    MemoryUsage.objects.update(hit=True)
+    names = ("payments-api", "owner (private)", "conversation conv-incident-4711")
+    client.force_login(owner)
+    browser = client.get("/browser/").content.decode()
+    hit_rates = client.get("/usage/", {"view": "documents"}).content.decode()
+    for name in names:
+        assert f">{name}</a>" in browser
+        assert f"<td>{name}</td>" in hit_rates
+    assert "in owner (private)" in client.get("/events/").content.decode()
+    assert f"user-{owner.pk}" not in browser + hit_rates
