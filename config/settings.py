@@ -147,6 +147,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memory_app.observability.middleware.RefusalMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into a 429 page.
     "axes.middleware.AxesMiddleware",
 ]

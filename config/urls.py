@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("review_app.urls")),
 ]
 
-handler404 = "memory_app.api.errors.not_found"
+handler403 = "review_app.errors.permission_denied_page"
+handler404 = "review_app.errors.not_found_page"

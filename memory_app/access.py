@@ -17,10 +17,13 @@ from memory_app.errors import InvalidInput, NotFound
 from memory_app.models import (
     ContextTrace,
     Conversation,
+    DreamJob,
+    DreamKind,
     GrantLevel,
     MemoryDocument,
     MemoryEvent,
     MemoryStore,
+    MemoryUsage,
     Scope,
     System,
     SystemGrant,
@@ -30,6 +33,14 @@ from memory_app.permissions import can_review, has_memory_permission
 from memory_app.services.stores import store_for_user
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
+# The columns MemoryStore.label reads, for lists that load documents with .only().
+STORE_LABEL_COLUMNS = (
+    "store__scope",
+    "store__slug",
+    "store__owner__username",
+    "store__system__slug",
+    "store__conversation__external_id",
+)
 
 
 def systems_readable(user: AbstractBaseUser) -> QuerySet[System]:
@@ -239,3 +250,24 @@ def events_readable(user: AbstractBaseUser) -> QuerySet[MemoryEvent]:
     if can_review(user):
         return events
     return events.filter(_own_or_shared_conversation_q(user))
+
+
+def usages_readable(user: AbstractBaseUser) -> QuerySet[MemoryUsage]:
+    """Injections of memory into turns, by the same rule as traces."""
+    usages = MemoryUsage.objects.all()
+    if can_review(user):
+        return usages
+    return usages.filter(_own_or_shared_conversation_q(user))
+
+
+# Jobs that stand for one agent's request: their item holds a draft or names a
+# document from a conversation the viewer may not take part in.
+REQUEST_KINDS = (DreamKind.PROMOTION, DreamKind.DELETION)
+
+
+def dream_jobs_readable(user: AbstractBaseUser) -> QuerySet[DreamJob]:
+    """Background runs for everyone; the jobs of agents' requests for reviewers."""
+    jobs = DreamJob.objects.all()
+    if can_review(user):
+        return jobs
+    return jobs.exclude(kind__in=REQUEST_KINDS)

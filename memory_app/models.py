@@ -220,6 +220,23 @@ class MemoryStore(models.Model):
     def __str__(self) -> str:
         return self.slug
 
+    @property
+    def label(self) -> str:
+        """The store as people say it, with the names the API uses for it
+        (API.md, "Store names"): `system:payments-api` is "payments-api",
+        `user:alice` is "alice (private)", `conversation:conv-4711` is
+        "conversation conv-4711", and a workspace store is its slug.
+
+        Lists select owner, system and conversation with the store.
+        """
+        if self.scope == Scope.SYSTEM:
+            return self.system.slug
+        if self.scope == Scope.USER:
+            return f"{self.owner.get_username()} (private)"
+        if self.scope == Scope.CONVERSATION:
+            return f"conversation {self.conversation.external_id}"
+        return self.slug
+
 
 class DocType(models.TextChoices):
     RUNBOOK = "runbook"

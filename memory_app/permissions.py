@@ -46,6 +46,17 @@ def can_review(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and user.has_perm("memory_app.review_promotions")
 
 
+def can_decide_reviews(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Deciding promotions needs "review promotions", and a person."""
+    return can_review(user) and not is_service_account(user)
+
+
+def can_curate_some_store(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Could this person curate any store at all (policy.can_curate_store's
+    preconditions): a person whose groups have not revoked "manage memory"."""
+    return not is_service_account(user) and has_memory_permission(user, "manage_memory")
+
+
 def can_act_on_behalf(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and user.has_perm("memory_app.act_on_behalf")
 

@@ -25,7 +25,12 @@ from memory_app.models import (
     MemoryVersion,
     Scope,
 )
-from memory_app.permissions import can_review, has_memory_permission, is_service_account
+from memory_app.permissions import (
+    can_decide_reviews,
+    can_review,
+    has_memory_permission,
+    is_service_account,
+)
 
 RATE_WINDOW = timedelta(minutes=1)
 
@@ -154,7 +159,7 @@ def check_can_redact(user, document: MemoryDocument) -> None:
 
 def check_can_review(user) -> None:
     """Deciding promotions needs "review promotions", and a person."""
-    if not can_review(user) or is_service_account(user):
+    if not can_decide_reviews(user):
         raise PermissionDenied("Deciding promotions needs the review right.")
 
 

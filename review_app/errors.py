@@ -1,7 +1,9 @@
 """The one mapping from service errors to what a page shows.
 
-Forbidden and not-found become 403 and 404 pages; every other service
-error becomes a message on the page the person came from.
+Forbidden and not-found become 403 and 404 pages inside the app's layout,
+with the reason; every other service error becomes a message on the page
+the person came from. Under /api/ the same refusals keep the API's error
+shape.
 """
 
 from collections.abc import Iterator
@@ -9,10 +11,16 @@ from contextlib import contextmanager
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import requires_csrf_token
 
+from memory_app.api import errors as api_errors
 from memory_app.errors import ApplicationError, NotFound, PermissionDenied
 from memory_app.policy import check_can_review
+
+NOT_FOUND = "There is nothing at this address, or nothing you may see."
+FORBIDDEN = "Your account may not use this page."
 
 
 @contextmanager
@@ -31,3 +39,34 @@ def require_reviewer(request: HttpRequest) -> None:
     """403 unless the person may review promotions (humans only)."""
     with page_errors(request):
         check_can_review(request.user)
+
+
+def refusal_reason(exception: BaseException | None, default: str) -> str:
+    """The message a refusal was raised with; URL resolution's own (a dict
+    of tried patterns) is not for people."""
+    message = exception.args[0] if exception is not None and exception.args else None
+    return message if isinstance(message, str) and message else default
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+@requires_csrf_token
+def not_found_page(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    """The project's 404 handler."""
+    if _is_api(request):
+        return api_errors.not_found(request, exception)
+    context = {"reason": refusal_reason(exception, NOT_FOUND)}
+    return render(request, "404.html", context, status=404)
+
+
+@requires_csrf_token
+def permission_denied_page(
+    request: HttpRequest, exception: BaseException | None = None
+) -> HttpResponse:
+    """The project's 403 handler."""
+    if _is_api(request):
+        return api_errors.permission_denied(request, exception)
+    context = {"reason": refusal_reason(exception, FORBIDDEN)}
+    return render(request, "403.html", context, status=403)

@@ -1,8 +1,9 @@
 """What the review pages show, fetched in a fixed number of queries."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Min, Prefetch, Q
 
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
 from memory_app.policy import curatable_stores_q
@@ -67,10 +68,17 @@ def pending_promotions():
     )
 
 
+def _pending():
+    return DreamReviewItem.objects.filter(action__in=DECIDED_HERE, status=ReviewStatus.PENDING)
+
+
 def pending_count() -> int:
-    return DreamReviewItem.objects.filter(
-        action__in=DECIDED_HERE, status=ReviewStatus.PENDING
-    ).count()
+    return _pending().count()
+
+
+def pending_count_and_oldest() -> tuple[int, datetime | None]:
+    figures = _pending().aggregate(count=Count("id"), oldest=Min("created_at"))
+    return figures["count"], figures["oldest"]
 
 
 def deletion_requests_for(user):

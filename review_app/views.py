@@ -8,17 +8,26 @@ from django.views.decorators.http import require_GET
 
 from memory_app.access import stores_readable
 from memory_app.models import DocState, Scope
-from review_app.navigation import PAGES
+from review_app.inbox import injected_hit_rate, recent_decisions, scanner_blocks_today, waiting_for
 
 
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """Overview: the shared workspace stores everyone can read, and the pages."""
+    """The inbox: what waits for the person, their recent decisions, how
+    memory fares, and the shared workspace stores."""
+    user = request.user
     stores = (
-        stores_readable(request.user)
+        stores_readable(user)
         .filter(scope=Scope.WORKSPACE)
         .annotate(active=Count("documents", filter=Q(documents__state=DocState.ACTIVE)))
         .order_by("slug")
     )
-    return render(request, "review_app/home.html", {"stores": stores, "pages": PAGES})
+    context = {
+        "waiting": waiting_for(user),
+        "decisions": recent_decisions(user),
+        "blocks_today": scanner_blocks_today(user),
+        "hit_rate": injected_hit_rate(user),
+        "stores": stores,
+    }
+    return render(request, "review_app/home.html", context)

@@ -20,7 +20,13 @@ PAGE_SIZE = 50
 def events(request: HttpRequest) -> HttpResponse:
     form = EventFilterForm(request.GET)
     filters = form.cleaned_data if form.is_valid() else {}
-    rows = events_readable(request.user).select_related("principal", "conversation")
+    rows = events_readable(request.user).select_related(
+        "principal",
+        "conversation",
+        "document__store__owner",
+        "document__store__system",
+        "document__store__conversation",
+    )
     if filters.get("type"):
         rows = rows.filter(type=filters["type"])
     if filters.get("after") is not None:

@@ -11,7 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memory_app.access import documents_readable, traces_readable
+from memory_app.access import (
+    STORE_LABEL_COLUMNS,
+    STORE_SELECT,
+    documents_readable,
+    traces_readable,
+)
 from memory_app.models import DocState, MemoryUsage
 from review_app.forms import UsageFilterForm
 
@@ -43,16 +48,16 @@ def usage(request: HttpRequest) -> HttpResponse:
                 injections=Count("usages"),
                 hits=Count("usages", filter=Q(usages__hit=True)),
             )
-            .select_related("store")
-            .only("id", "path", "title", "trust", "store__slug")
+            .select_related(*STORE_SELECT)
+            .only("id", "path", "title", "trust", *STORE_LABEL_COLUMNS)
             .order_by("-injections", "path")
         )
     else:
         rows = (
             documents_readable(request.user)
             .filter(state=DocState.ACTIVE, usages__isnull=True)
-            .select_related("store")
-            .only("id", "path", "title", "trust", "created_at", "store__slug")
+            .select_related(*STORE_SELECT)
+            .only("id", "path", "title", "trust", "created_at", *STORE_LABEL_COLUMNS)
             .order_by("created_at", "path")
         )
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))

@@ -8,7 +8,6 @@ import logging
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
-from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -30,11 +29,15 @@ _DRF_CODES = {
 }
 
 
-def not_found(request, exception=None):
-    """Django's 404 handler: the error shape under /api/, the usual page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"error": "not_found", "detail": "Not found."}, status=404)
-    return page_not_found(request, exception)
+def not_found(request, exception=None) -> JsonResponse:
+    """An unknown path under /api/ (the project's 404 handler sends those here)."""
+    return JsonResponse({"error": "not_found", "detail": "Not found."}, status=404)
+
+
+def permission_denied(request, exception=None) -> JsonResponse:
+    """A refusal raised outside DRF under /api/, in the error shape."""
+    detail = str(exception or "") or "You may not do this."
+    return JsonResponse({"error": "permission_denied", "detail": detail}, status=403)
 
 
 def error_response(code: str, detail: str, http_status: int, **extra) -> Response:

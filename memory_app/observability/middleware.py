@@ -1,7 +1,15 @@
-"""Request id, one access log line and the request metrics for every HTTP request."""
+"""Request id, one access log line and the request metrics for every HTTP request;
+expected refusals answered and logged without a traceback."""
 
 import logging
 import time
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.core.handlers.exception import get_exception_response
+from django.http import Http404
+from django.urls import get_resolver, get_urlconf
+from django.utils.log import log_response
 
 from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.observability.context import request_id_from, request_id_var
@@ -63,5 +71,39 @@ class RequestObservationMiddleware:
                 "status": response.status_code,
                 "duration_ms": round(elapsed * 1000, 1),
             },
+        )
+        return response
+
+
+class RefusalMiddleware:
+    """Answers a view's PermissionDenied or Http404 and logs it in one line.
+
+    Django logs a PermissionDenied with its traceback, as if something had
+    broken; a refusal is the app working. The answer is the same page the
+    project's handlers give; the log line names the status, path and reason.
+    With DEBUG on, a 404 keeps Django's technical page.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, PermissionDenied):
+            status = 403
+        elif isinstance(exception, Http404) and not settings.DEBUG:
+            status = 404
+        else:
+            return None
+        response = get_exception_response(request, get_resolver(get_urlconf()), status, exception)
+        log_response(
+            "%s (%s): %s",
+            response.reason_phrase,
+            str(exception) or "no reason given",
+            request.path,
+            response=response,
+            request=request,
         )
         return response

@@ -4,6 +4,14 @@ from django.db.models import QuerySet
 
 from memory_app.models import DreamReviewItem
 
+# What naming an item's target store (MemoryStore.label) reads.
+TARGET_STORE_SELECT = (
+    "target_store",
+    "target_store__owner",
+    "target_store__system",
+    "target_store__conversation",
+)
+
 
 def review_items(
     *, status: str | None = None, action: str | tuple[str, ...] | None = None
@@ -14,7 +22,7 @@ def review_items(
     conversations the reviewer does not take part in.
     """
     items = DreamReviewItem.objects.select_related(
-        "target_store", "source_version", "proposed_by", "decided_by"
+        *TARGET_STORE_SELECT, "source_version", "proposed_by", "decided_by"
     ).order_by("created_at", "id")
     if status:
         items = items.filter(status=status)
