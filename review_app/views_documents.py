@@ -27,7 +27,7 @@ HISTORY_LIMIT = 200
 
 def _document(request: HttpRequest, document_id):
     with page_errors(request):
-        return access_document(actor_for(request.user), id=document_id)
+        return access_document(actor_for(request.user), id=document_id, reviewing=True)
 
 
 @require_GET
