@@ -95,7 +95,7 @@ class DocumentRef(Input):
         return {"id": self.id} if self.id else {"store": self.store, "path": self.path}
 
 
-class Entities(Input):
+class EntitiesIn(Input):
     namespace: str | None = Field(None, max_length=200)
     service: str | None = Field(None, max_length=200)
     environment: str | None = Field(None, max_length=200)
@@ -141,7 +141,7 @@ class RememberIn(Input):
     doc_type: DocType = DocType.NOTE
     recall_hint: RecallHint = ""
     tags: Tags = Field(default_factory=list)
-    entities: Entities = Field(default_factory=Entities)
+    entities: EntitiesIn = Field(default_factory=EntitiesIn)
     always_inject: bool = Field(False, description="Proposed; applied in user/conversation stores.")
     importance: Importance = 5
     expires_at: datetime | None = None
@@ -207,7 +207,7 @@ class PatchIn(DocumentRef):
     )
     recall_hint: RecallHint | SkipJsonSchema[None] = _kept("A new recall hint.")
     tags: Tags | SkipJsonSchema[None] = _kept("The new tags (replace the old).")
-    entities: Entities | SkipJsonSchema[None] = _kept("The new entities (replace the old).")
+    entities: EntitiesIn | SkipJsonSchema[None] = _kept("The new entities (replace the old).")
     importance: Importance | SkipJsonSchema[None] = _kept("The new importance.")
     expires_at: datetime | None = _kept("When it expires (ISO 8601), or null for never.")
     source_refs: SourceRefs | SkipJsonSchema[None] = _kept(

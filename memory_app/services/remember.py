@@ -83,12 +83,7 @@ class RememberInput:
         if existing is not None:
             kept |= {name: getattr(existing, name) for name in DEFAULTS if name != "source_refs"}
             kept["source_refs"] = head_source_refs(existing)
-        values = kept | self.sent()
-        if not self.title and existing is not None:
-            values["title"] = existing.title
-        else:
-            values["title"] = self.effective_title
-        return values
+        return kept | self.sent() | {"title": self.effective_title}
 
 
 def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
