@@ -7,6 +7,7 @@ Everything here is agent-supplied text, escaped by the template. Only a
 (`javascript:`, `data:`, a relative path) is shown as text.
 """
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,8 @@ from memory_app.models import (
 )
 
 LINK_SCHEMES = ("http", "https")
+# A well-formed URL has none of these; a ref with them is shown, not linked.
+NOT_IN_URLS = re.compile(r"[\s\"'<>`\\]")
 
 
 @dataclass(frozen=True)
@@ -35,13 +38,14 @@ class Ref:
     @property
     def href(self) -> str:
         """The ref as a link target, or "" when it must stay text."""
-        if self.kind != SourceKind.URL:
+        url = self.ref.strip()
+        if self.kind != SourceKind.URL or NOT_IN_URLS.search(url):
             return ""
         try:
-            parts = urlsplit(self.ref.strip())
+            parts = urlsplit(url)
         except ValueError:
             return ""
-        return self.ref.strip() if parts.scheme in LINK_SCHEMES and parts.netloc else ""
+        return url if parts.scheme in LINK_SCHEMES and parts.netloc else ""
 
 
 @dataclass

@@ -71,6 +71,7 @@ def assert_metadata_shown_safely(html: str) -> None:
         in html
     )
     assert 'href="javascript:' not in html and "<code>javascript:alert(3)</code>" in html
+    assert 'href="https://x.example.com' not in html  # a quote in it: text, not a link
 
 
 def test_a_queue_card_shows_the_drafts_metadata_as_text(client, reviewer, agent):
