@@ -1,6 +1,7 @@
 """Reviewers open what they decide and see where it came from, in a real browser."""
 
 import pytest
+from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
 from memory_app.models import MemoryDocument
@@ -12,12 +13,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def people(db):
-    return {
-        "reviewer": UserFactory(username="rita", reviewer=True),
-        "agent": UserFactory(username="agent-7", service_account=True),
-        "engineer": UserFactory(username="eli"),
-    }
+def agent(db):
+    UserFactory(username="rita", reviewer=True)
+    UserFactory(username="eli")
+    return UserFactory(username="agent-7", service_account=True)
 
 
 def _no_dialogs(page) -> list:
@@ -26,8 +25,8 @@ def _no_dialogs(page) -> list:
     return opened
 
 
-def test_a_reviewer_follows_a_card_to_its_draft_and_reads_its_metadata(login, live_server, people):
-    item_id = propose(people["agent"])
+def test_a_reviewer_follows_a_card_to_its_draft_and_reads_its_metadata(login, live_server, agent):
+    item_id = propose(agent)
     page = login("rita", PASSWORD)
     dialogs = _no_dialogs(page)
     page.goto(f"{live_server.url}/queue/")
@@ -44,18 +43,18 @@ def test_a_reviewer_follows_a_card_to_its_draft_and_reads_its_metadata(login, li
     assert dialogs == []
 
 
-def test_a_plain_user_gets_404_for_the_same_draft(login, live_server, people):
-    propose(people["agent"])
+def test_a_plain_user_gets_404_for_the_same_draft(login, live_server, agent):
+    propose(agent)
     draft_id = MemoryDocument.objects.get(path="fix/0").pk
     page = login("eli", PASSWORD)
     response = page.goto(f"{live_server.url}/documents/{draft_id}/")
     assert response.status == 404
 
 
-def test_the_deletions_page_shows_what_would_be_removed_as_text(login, live_server, people):
+def test_the_deletions_page_shows_what_would_be_removed_as_text(login, live_server, agent):
     from memory_app.services.delete import memory_delete_request
 
-    actor, document = draft(people["engineer"], "old/doomed", content=f"stale {XSS}")
+    actor, document = draft(User.objects.get(username="eli"), "old/doomed", content=f"stale {XSS}")
     memory_delete_request(actor=actor, document=document, reason="outdated")
     page = login("rita", PASSWORD)
     dialogs = _no_dialogs(page)
