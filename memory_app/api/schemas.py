@@ -179,6 +179,8 @@ class PatchIn(DocumentRef):
     """Change a document you read, if it has not changed since (optimistic concurrency).
 
     Content (full or by edits), metadata, or both; metadata not sent is kept.
+    The metadata fields are an addition to memory_patch: a request without
+    them is answered as before.
     """
 
     # `_one_change` and `_named`, in the JSON Schema.

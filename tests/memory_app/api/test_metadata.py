@@ -263,3 +263,5 @@ def test_the_manifest_and_the_openapi_document_name_the_new_patch_fields(tools, 
     schema = client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
     body = schema["components"]["schemas"]["PatchIn"]
     assert fields | {"source_refs"} <= body["properties"].keys()
+    assert "an addition to memory_patch" in body["description"]
+    assert "an addition to memory_patch" in patch["input_schema"]["description"]
