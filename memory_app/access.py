@@ -19,6 +19,7 @@ from memory_app.models import (
     Conversation,
     DreamJob,
     DreamKind,
+    DreamReviewItem,
     GrantLevel,
     MemoryDocument,
     MemoryEvent,
@@ -29,7 +30,7 @@ from memory_app.models import (
     SystemGrant,
 )
 from memory_app.paths import path_error
-from memory_app.permissions import can_review, has_memory_permission
+from memory_app.permissions import can_review, has_memory_permission, is_service_account
 from memory_app.services.stores import store_for_user
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
@@ -99,6 +100,25 @@ def documents_readable(user: AbstractBaseUser) -> QuerySet[MemoryDocument]:
     return MemoryDocument.objects.filter(store_read_q(user, prefix="store__"))
 
 
+def documents_reviewable(user: AbstractBaseUser) -> QuerySet[MemoryDocument]:
+    """What a reviewer must be able to open to decide: every readable
+    document, plus each document a review item names (the draft behind a
+    proposal, the document a deletion request would remove, a merge's
+    cluster), wherever it lives. Others get `documents_readable`.
+    """
+    if not can_review(user) or is_service_account(user):
+        return documents_readable(user)
+    if not has_memory_permission(user, "read_memory"):
+        return MemoryDocument.objects.none()
+    named = DreamReviewItem.objects.filter(source_document__isnull=False)
+    clusters = DreamReviewItem.related_documents.through.objects.values("memorydocument_id")
+    return MemoryDocument.objects.filter(
+        store_read_q(user, prefix="store__")
+        | Q(pk__in=named.values("source_document_id"))
+        | Q(pk__in=clusters)
+    )
+
+
 def access_store(actor: Actor, name: object) -> MemoryStore:
     """The store a request names (API.md, "Store names"), or NotFound."""
     if not isinstance(name, str) or not name or len(name) > 200:
@@ -158,9 +178,15 @@ def access_document(
     id: object = None,  # the API's own field name
     store: object = None,
     path: object = None,
+    reviewing: bool = False,
 ) -> MemoryDocument:
-    """The document named by id or by store + path, if the actor may read it."""
-    documents = documents_readable(actor.user).select_related(*STORE_SELECT)
+    """The document named by id or by store + path, if the actor may read it.
+
+    `reviewing` (the review pages) widens this for reviewers to the
+    documents they decide about (`documents_reviewable`).
+    """
+    visible = documents_reviewable if reviewing else documents_readable
+    documents = visible(actor.user).select_related(*STORE_SELECT)
     if id is not None:
         try:
             document_id = uuid.UUID(str(id))

@@ -93,6 +93,17 @@ def can_curate_store(user, store: MemoryStore) -> bool:
     return False
 
 
+def can_author_store(user, store: MemoryStore) -> bool:
+    """May this person add a memory to the store from the pages?
+
+    System and user stores: `can_curate_store`. Workspace stores hold only
+    reviewed memory, so a person adding there needs the review right too.
+    """
+    if store.scope == Scope.WORKSPACE:
+        return can_curate_store(user, store) and can_review(user)
+    return store.scope in (Scope.SYSTEM, Scope.USER) and can_curate_store(user, store)
+
+
 def can_curate(user, document: MemoryDocument) -> bool:
     """`can_curate_store` for the document's store. Used for deletion
     confirmations, rollbacks, edits and private pins."""

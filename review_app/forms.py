@@ -1,9 +1,13 @@
 import uuid
 
 from django import forms
+from pydantic import TypeAdapter, ValidationError
 
+from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
 from memory_app.dreams.kinds import KINDS
 from memory_app.models import DocState, DocType, GrantLevel, Scope, Trust
+from memory_app.services.authoring import AuthoredMetadata
+from memory_app.services.versions import SourceRef
 
 ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
 BULK_LIMIT = 200
@@ -93,20 +97,94 @@ class DreamRunForm(ErrorTextMixin, forms.Form):
     kind = forms.ChoiceField(choices=[(kind, kind) for kind in sorted(KINDS)])
 
 
-class MemoryForm(ErrorTextMixin, forms.Form):
-    """A person adding or editing a memory on a system card or in My memories."""
+ENTITY_NAMES = ("namespace", "service", "environment", "resource")
+
+
+class MetadataFieldsMixin(forms.Form):
+    """The metadata a person sets on a memory, validated by the same rules
+    as an agent's memory_remember (the API's input types)."""
+
+    recall_hint = forms.CharField(required=False, max_length=1000, label="Recall when")
+    tags = forms.CharField(required=False, max_length=1400, help_text="Comma-separated.")
+    entity_namespace = forms.CharField(required=False, max_length=200, label="Namespace")
+    entity_service = forms.CharField(required=False, max_length=200, label="Service")
+    entity_environment = forms.CharField(required=False, max_length=200, label="Environment")
+    entity_resource = forms.CharField(required=False, max_length=200, label="Resource")
+    importance = forms.IntegerField(required=False, min_value=0, max_value=10)
+    expires_at = forms.DateTimeField(required=False, label="Expires")
+    # Left out of a form: the edit keeps the head's evidence.
+    with_source_refs = False
+    # Whether a post without the block's marker field (`metadata`) keeps the
+    # memory's metadata rather than resetting it.
+    metadata_optional = False
+
+    def clean(self):
+        data = super().clean()
+        data["metadata"] = None
+        if self.errors or (self.metadata_optional and "metadata" not in self.data):
+            return data
+        raw_refs = self.data.get("source_refs", "") if self.with_source_refs else None
+        try:
+            data["metadata"] = AuthoredMetadata(
+                recall_hint=data.get("recall_hint", ""),
+                tags=TypeAdapter(Tags).validate_python(
+                    [t.strip() for t in data.get("tags", "").split(",") if t.strip()]
+                ),
+                entities=EntitiesIn.model_validate(
+                    {name: data.get(f"entity_{name}") or None for name in ENTITY_NAMES}
+                ).model_dump(exclude_none=True),
+                importance=5 if data.get("importance") is None else data["importance"],
+                expires_at=data.get("expires_at"),
+                source_refs=None if raw_refs is None else _source_refs(raw_refs),
+            )
+        except ValidationError as error:
+            raise forms.ValidationError(
+                "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
+                    for e in error.errors(include_url=False)
+                )
+            ) from None
+        return data
+
+
+def _source_refs(text: str) -> list[SourceRef]:
+    """One ref a line, `kind ref` (`incident INC-4411`, `url https://…`)."""
+    lines = [line.strip().split(None, 1) for line in text.splitlines() if line.strip()]
+    refs = TypeAdapter(SourceRefs).validate_python(
+        [{"kind": parts[0], "ref": parts[1] if len(parts) > 1 else ""} for parts in lines]
+    )
+    return [SourceRef(r.kind.value, r.ref) for r in refs]
+
+
+class MemoryForm(ErrorTextMixin, MetadataFieldsMixin):
+    """A person adding a memory: on a system card, in My memories, or (a
+    reviewer) in a workspace store from the browser."""
 
     title = forms.CharField(max_length=300)
     content = forms.CharField(max_length=100_000, strip=False)
     path = forms.CharField(required=False, max_length=200)
+    doc_type = forms.ChoiceField(
+        required=False, choices=DocType.choices, initial=DocType.FACT, label="Type"
+    )
+    with_source_refs = True
+
+    def author_kwargs(self) -> dict:
+        data = self.cleaned_data
+        kwargs = {name: data[name] for name in ("title", "content", "path")}
+        return {
+            **kwargs,
+            "doc_type": data["doc_type"] or DocType.FACT,
+            "metadata": data["metadata"],
+        }
 
 
-class MemoryActionForm(ErrorTextMixin, forms.Form):
+class MemoryActionForm(ErrorTextMixin, MetadataFieldsMixin):
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
     )
     title = forms.CharField(required=False, max_length=300)
     content = forms.CharField(required=False, max_length=100_000, strip=False)
+    metadata_optional = True
 
     def clean(self):
         data = super().clean()

@@ -35,6 +35,7 @@ def memory_action(request: HttpRequest, document: MemoryDocument) -> None:
                 document=document,
                 title=form.cleaned_data["title"],
                 content=form.cleaned_data["content"],
+                metadata=form.cleaned_data["metadata"],
             )
         elif action in ("pin", "unpin"):
             document_always_inject_set(user=user, document=document, value=action == "pin")

@@ -5,11 +5,13 @@ from datetime import datetime
 
 from django.db.models import Count, Min, Prefetch, Q
 
+from memory_app.access import store_ref
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
 from memory_app.policy import curatable_stores_q
 from memory_app.selectors.review import review_items
 from memory_app.services.promote import DECIDED_HERE
 from review_app.diffs import DiffRow, side_by_side
+from review_app.provenance import Provenance, of_version, version_refs
 
 
 @dataclass
@@ -19,6 +21,8 @@ class QueueRow:
     diff: list[DiffRow]
     injections: int
     hits: int
+    meta: Provenance | None = None
+    draft_ref: str = ""
 
 
 def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
@@ -38,10 +42,12 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
         .values("document_id")
         .annotate(injections=Count("id"), hits=Count("id", filter=Q(hit=True)))
     }
+    refs = version_refs(item.source_version for item in items)
     rows = []
     for item in items:
         target = current.get((item.target_store_id, item.target_path))
         stats = usage.get(item.source_document_id, {})
+        draft = item.source_document
         rows.append(
             QueueRow(
                 item=item,
@@ -49,9 +55,23 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
                 diff=side_by_side(target.content if target else "", item.proposed_content),
                 injections=stats.get("injections", 0),
                 hits=stats.get("hits", 0),
+                meta=_proposed(item, refs),
+                draft_ref=f"{store_ref(draft.store)}/{draft.path}" if draft else "",
             )
         )
     return rows
+
+
+def _proposed(item: DreamReviewItem, refs: dict) -> Provenance | None:
+    """The proposed draft version's metadata, and who approved it if decided."""
+    if item.source_version is None:
+        return None
+    approved = item.status == ReviewStatus.APPROVED and item.decided_by
+    return of_version(
+        item.source_version,
+        refs.get(item.source_version_id, []),
+        approved_by=item.decided_by.get_username() if approved else "",
+    )
 
 
 def pending_promotions():
@@ -63,7 +83,11 @@ def pending_promotions():
     )
     return (
         review_items(action=DECIDED_HERE, status=ReviewStatus.PENDING)
-        .select_related("source_document__store__conversation")
+        .select_related(
+            "source_document__store__conversation",
+            "source_document__store__owner",
+            "source_document__store__system",
+        )
         .prefetch_related(Prefetch("related_documents", queryset=related))
     )
 

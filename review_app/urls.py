@@ -25,6 +25,7 @@ urlpatterns = [
     path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
     path("browser/", views_browser.browser, name="browser"),
+    path("browser/<int:store_id>/add", views_browser.browser_add, name="browser-add"),
     path("dreams/", views_dreams.dreams, name="dreams"),
     path("systems/", views_systems.systems, name="systems"),
     path("systems/<slug:slug>/", views_systems.system_card, name="system"),

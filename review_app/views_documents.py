@@ -21,13 +21,14 @@ from memory_app.services.redact import document_redact
 from review_app.diffs import side_by_side
 from review_app.errors import page_errors
 from review_app.forms import CurateForm, RedactForm
+from review_app.provenance import of_document, version_authors
 
 HISTORY_LIMIT = 200
 
 
 def _document(request: HttpRequest, document_id):
     with page_errors(request):
-        return access_document(actor_for(request.user), id=document_id)
+        return access_document(actor_for(request.user), id=document_id, reviewing=True)
 
 
 @require_GET
@@ -35,6 +36,9 @@ def _document(request: HttpRequest, document_id):
 def document_page(request: HttpRequest, document_id) -> HttpResponse:
     document = _document(request, document_id)
     versions = list(document.versions.select_related("author").order_by("-version")[:HISTORY_LIMIT])
+    authors = version_authors(versions)
+    for version in versions:
+        version.written_by, version.approved_by = authors[version.pk]
     by_number = {v.version: v for v in versions}
     new = _version_param(request, "new", by_number, default=document.version)
     old = _version_param(request, "old", by_number, default=max(new.version - 1, 1))
@@ -45,6 +49,7 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
         "old": old,
         "new": new,
         "diff": side_by_side(old.content, new.content),
+        "meta": of_document(document, by_number.get(document.version, versions[0]), authors),
         "chain": version_chain_verify(document),
         "may_roll_back": can_curate(request.user, document),
         "may_govern": can_govern(request.user, document),

@@ -67,7 +67,7 @@ def mine_add(request: HttpRequest) -> HttpResponse:
         return redirect("review:mine")
     with page_errors(request):
         memory_author(
-            user=request.user, store=store_for_user(user=request.user), **form.cleaned_data
+            user=request.user, store=store_for_user(user=request.user), **form.author_kwargs()
         )
         messages.success(request, "Saved to your memory.")
     return redirect("review:mine")

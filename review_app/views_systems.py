@@ -77,7 +77,7 @@ def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, form.error_text())
         return redirect("review:system", slug=slug)
     with page_errors(request):
-        memory_author(user=request.user, store=system.store, **form.cleaned_data)
+        memory_author(user=request.user, store=system.store, **form.author_kwargs())
         messages.success(request, "Memory added.")
     return redirect("review:system", slug=slug)
 

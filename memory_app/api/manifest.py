@@ -23,7 +23,13 @@ def _inline_defs(model: type[BaseModel]) -> dict:
         if isinstance(node, dict):
             if "$ref" in node:
                 return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {key: resolve(value) for key, value in node.items() if key != "title"}
+            # Drop pydantic's "title" annotations (strings), never a property
+            # named "title" (memory_remember's and memory_patch's).
+            return {
+                key: resolve(value)
+                for key, value in node.items()
+                if not (key == "title" and isinstance(value, str))
+            }
         if isinstance(node, list):
             return [resolve(item) for item in node]
         return node

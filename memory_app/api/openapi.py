@@ -51,6 +51,8 @@ EXAMPLES: dict[str, dict] = {
         "id": "3f0c1a52-8f7e-4c7b-9a55-2f1d3b0e6a11",
         "expected_sha256": "9b74c9897bac770ffc029102a200c5de6a7e5e1f3a0f1b2c3d4e5f60718293a4",
         "edits": [{"old": "Rolling back", "new": "Reverting"}],
+        "tags": ["nginx", "ingress", "configmap"],
+        "importance": 7,
     },
     "memory_delete": {"id": "3f0c1a52-8f7e-4c7b-9a55-2f1d3b0e6a11", "reason": "Wrong service."},
     "memory_propose_promotion": {

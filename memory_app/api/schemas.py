@@ -15,8 +15,10 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from memory_app.models import DocType, SourceKind
 from memory_app.paths import PATH_MAX_LENGTH, path_error
@@ -93,7 +95,7 @@ class DocumentRef(Input):
         return {"id": self.id} if self.id else {"store": self.store, "path": self.path}
 
 
-class Entities(Input):
+class EntitiesIn(Input):
     namespace: str | None = Field(None, max_length=200)
     service: str | None = Field(None, max_length=200)
     environment: str | None = Field(None, max_length=200)
@@ -105,21 +107,45 @@ class SourceRefIn(Input):
     ref: str = Field(min_length=1, max_length=500)
 
 
+# The metadata memory_remember and memory_patch both take, validated alike.
+RecallHint = Annotated[
+    str, Field(max_length=1000, description="What this is and when to recall it.")
+]
+Tags = Annotated[list[Tag], Field(max_length=20)]
+Importance = Annotated[int, Field(ge=0, le=10)]
+SourceRefs = Annotated[list[SourceRefIn], Field(max_length=50)]
+# Optional fields memory_remember keeps on an existing document when not sent.
+KEPT_WHEN_ABSENT = (
+    "doc_type",
+    "recall_hint",
+    "tags",
+    "entities",
+    "always_inject",
+    "importance",
+    "expires_at",
+    "source_refs",
+)
+
+
 class RememberIn(Input):
-    """Save a memory. Agent-written memories are drafts (agent_draft trust)."""
+    """Save a memory. Agent-written memories are drafts (agent_draft trust).
+
+    Updating an existing path (or a near-duplicate), the optional fields
+    that are not sent keep the document's values; those sent replace them.
+    """
 
     store: StoreName
     path: PathStr | None = Field(None, description="Derived from the title when absent.")
     title: str = Field("", max_length=300)
     content: str = Field(min_length=1, description="The memory itself.")
     doc_type: DocType = DocType.NOTE
-    recall_hint: str = Field("", max_length=1000, description="What this is and when to recall it.")
-    tags: list[Tag] = Field(default_factory=list, max_length=20)
-    entities: Entities = Field(default_factory=Entities)
+    recall_hint: RecallHint = ""
+    tags: Tags = Field(default_factory=list)
+    entities: EntitiesIn = Field(default_factory=EntitiesIn)
     always_inject: bool = Field(False, description="Proposed; applied in user/conversation stores.")
-    importance: int = Field(5, ge=0, le=10)
+    importance: Importance = 5
     expires_at: datetime | None = None
-    source_refs: list[SourceRefIn] = Field(default_factory=list, max_length=50)
+    source_refs: SourceRefs = Field(default_factory=list)
 
 
 class EditIn(Input):
@@ -127,8 +153,35 @@ class EditIn(Input):
     new: str
 
 
+def _no_default(schema: dict) -> None:
+    schema.pop("default", None)
+
+
+def _kept(description: str):
+    """An optional memory_patch field: absent (never null) keeps the value."""
+    return Field(None, description=f"{description} Not sent: kept.", json_schema_extra=_no_default)
+
+
+# memory_patch's metadata, each optional; only expires_at may be null (no expiry).
+PATCH_METADATA = (
+    "title",
+    "recall_hint",
+    "tags",
+    "entities",
+    "importance",
+    "expires_at",
+    "source_refs",
+)
+_NOT_NULL = tuple(name for name in PATCH_METADATA if name != "expires_at")
+
+
 class PatchIn(DocumentRef):
-    """Change a document you read, if it has not changed since (optimistic concurrency)."""
+    """Change a document you read, if it has not changed since (optimistic concurrency).
+
+    Content (full or by edits), metadata, or both; metadata not sent is kept.
+    The metadata fields are an addition to memory_patch: a request without
+    them is answered as before.
+    """
 
     # `_one_change` and `_named`, in the JSON Schema.
     model_config = ConfigDict(
@@ -136,19 +189,50 @@ class PatchIn(DocumentRef):
         json_schema_extra={
             "allOf": [
                 DocumentRef.model_config["json_schema_extra"],
-                {"oneOf": [present("content"), present("edits")]},
+                {"not": present("content", "edits")},
+                {
+                    "anyOf": [
+                        present("content"),
+                        present("edits"),
+                        *(present(name) for name in _NOT_NULL),
+                        {"required": ["expires_at"]},
+                    ]
+                },
             ]
         },
     )
     expected_sha256: Sha256 = Field(description="The sha256 you read with memory_read.")
     content: str | None = Field(None, min_length=1, description="Full replacement content.")
     edits: list[EditIn] | None = Field(None, min_length=1, max_length=50)
+    title: Annotated[str, Field(min_length=1, max_length=300)] | SkipJsonSchema[None] = _kept(
+        "A new title."
+    )
+    recall_hint: RecallHint | SkipJsonSchema[None] = _kept("A new recall hint.")
+    tags: Tags | SkipJsonSchema[None] = _kept("The new tags (replace the old).")
+    entities: EntitiesIn | SkipJsonSchema[None] = _kept("The new entities (replace the old).")
+    importance: Importance | SkipJsonSchema[None] = _kept("The new importance.")
+    expires_at: datetime | None = _kept("When it expires (ISO 8601), or null for never.")
+    source_refs: SourceRefs | SkipJsonSchema[None] = _kept(
+        "The evidence of the new version (replaces the head's)."
+    )
+
+    @field_validator(*_NOT_NULL, mode="before")
+    @classmethod
+    def _not_null(cls, value: object) -> object:
+        if value is None:
+            raise ValueError("May not be null; leave it out to keep the current value.")
+        return value
 
     @model_validator(mode="after")
     def _one_change(self) -> Self:
-        if (self.content is None) == (self.edits is None):
-            raise ValueError("Send either 'content' or 'edits', not both and not neither.")
+        if self.content is not None and self.edits is not None:
+            raise ValueError("Send either 'content' or 'edits', not both.")
+        if self.content is None and self.edits is None and not self.metadata_sent():
+            raise ValueError("Send 'content', 'edits' or metadata to change.")
         return self
+
+    def metadata_sent(self) -> set[str]:
+        return self.model_fields_set & set(PATCH_METADATA)
 
 
 class ReadIn(DocumentRef):

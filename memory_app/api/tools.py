@@ -6,6 +6,7 @@ against the tool's pydantic model, and leaves errors to the one mapping in
 api/errors.py.
 """
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from drf_spectacular.utils import (
@@ -83,6 +84,24 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 READ_ERRORS = _errors(400, 401, 403, 404)
 WRITE_ERRORS = _errors(400, 401, 403, 404, 413, 422, 429)
+
+
+def sent_metadata(data: BaseModel, names: Iterable[str]) -> dict:
+    """The optional metadata fields the request sent, as the services take them.
+
+    Fields left out are absent here, so the service keeps the document's values.
+    """
+    convert = {
+        "doc_type": lambda value: value.value,
+        "tags": list,
+        "entities": lambda value: value.model_dump(exclude_none=True),
+        "source_refs": lambda refs: [SourceRef(r.kind.value, r.ref) for r in refs],
+    }
+    return {
+        name: convert.get(name, lambda value: value)(getattr(data, name))
+        for name in names
+        if name in data.model_fields_set
+    }
 
 
 class ToolView(APIView):
@@ -182,8 +201,9 @@ class MemoryRememberView(ToolView):
     name = "memory_remember"
     description = (
         "Save a memory as a draft: in 'conversation' (any type) or 'user' (user_preference "
-        "only). Shared stores change only through memory_propose_promotion. Never include "
-        "secrets, tokens or raw logs: such writes are refused."
+        "only). Saving to an existing path keeps the optional fields you leave out. Shared "
+        "stores change only through memory_propose_promotion. Never include secrets, tokens "
+        "or raw logs: such writes are refused."
     )
     write = True
     input_model = schemas.RememberIn
@@ -202,14 +222,7 @@ class MemoryRememberView(ToolView):
                 path=data.path,
                 title=data.title,
                 content=data.content,
-                doc_type=data.doc_type.value,
-                recall_hint=data.recall_hint,
-                tags=data.tags,
-                entities=data.entities.model_dump(exclude_none=True),
-                always_inject=data.always_inject,
-                importance=data.importance,
-                expires_at=data.expires_at,
-                source_refs=[SourceRef(r.kind.value, r.ref) for r in data.source_refs],
+                **sent_metadata(data, schemas.KEPT_WHEN_ABSENT),
             ),
         )
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
@@ -219,9 +232,10 @@ class MemoryRememberView(ToolView):
 class MemoryPatchView(ToolView):
     name = "memory_patch"
     description = (
-        "Change a memory you read: send expected_sha256 from memory_read and either the full "
-        "new content or edits (each 'old' must occur exactly once). A stale sha answers 409 "
-        "with the current one: read again and retry."
+        "Change a memory you read: send expected_sha256 from memory_read and the full new "
+        "content, or edits (each 'old' must occur exactly once), and/or metadata (title, "
+        "recall_hint, tags, entities, importance, expires_at, source_refs); metadata not sent "
+        "is kept. A stale sha answers 409 with the current one: read again and retry."
     )
     write = True
     input_model = schemas.PatchIn
@@ -236,6 +250,7 @@ class MemoryPatchView(ToolView):
             expected_sha256=data.expected_sha256,
             content=data.content,
             edits=[Edit(e.old, e.new) for e in data.edits or ()],
+            metadata=sent_metadata(data, data.metadata_sent()),
         )
         return Response(presenters.write_result(result, actor))
 

@@ -1,6 +1,11 @@
 """People writing memory directly: a system's managers on its card, a user
-in their own store (DESIGN §6). Scanned like any write, recorded as
-`user_authored` versions with the person as author."""
+in their own store, a reviewer in a workspace store (DESIGN §6). Scanned
+like any write, with the person as author: `user_authored` versions, or
+`admin_approved` in a workspace store, where only reviewed memory lives."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -9,20 +14,60 @@ from memory_app.actors import actor_for
 from memory_app.errors import InvalidInput, PermissionDenied
 from memory_app.models import ChangeKind, DocType, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
-from memory_app.policy import can_curate_store, check_can_curate, check_document_writable
+from memory_app.policy import can_author_store, check_can_curate, check_document_writable
 from memory_app.services.documents import document_create, embedding_for, head_update
 from memory_app.services.events import event_record
-from memory_app.services.guard import check_sizes, recording_refusals, scan_for_store, scan_record
+from memory_app.services.guard import (
+    agent_text_fields,
+    check_sizes,
+    recording_refusals,
+    scan_for_store,
+    scan_record,
+)
+from memory_app.services.versions import SourceRef, head_source_refs
 
-AUTHORED_SCOPES = (Scope.SYSTEM, Scope.USER)
+
+@dataclass(frozen=True)
+class AuthoredMetadata:
+    """What a person may set besides title and content."""
+
+    recall_hint: str = ""
+    tags: Sequence[str] = ()
+    entities: dict = field(default_factory=dict)
+    importance: int = 5
+    expires_at: datetime | None = None
+    # None: an edit keeps the head's source refs.
+    source_refs: Sequence[SourceRef] | None = ()
+
+    def head_fields(self) -> dict:
+        return {
+            "recall_hint": self.recall_hint,
+            "tags": sorted(set(self.tags)),
+            "entities": dict(self.entities),
+            "importance": self.importance,
+            "expires_at": self.expires_at,
+        }
 
 
-def _scan(user, store: MemoryStore, title: str, content: str, path: str) -> dict:
+def _trust(store: MemoryStore) -> str:
+    return Trust.ADMIN_APPROVED if store.scope == Scope.WORKSPACE else Trust.USER_AUTHORED
+
+
+def _scan(user, store: MemoryStore, title, content, path, meta: AuthoredMetadata) -> dict:
     check_sizes(content=content, path=path)
     if not title.strip() or not content.strip():
         raise InvalidInput("A memory needs a title and some content.")
+    texts = agent_text_fields(
+        path=path,
+        title=title,
+        content=content,
+        recall_hint=meta.recall_hint,
+        tags=meta.tags,
+        entities=meta.entities,
+        source_refs=meta.source_refs or (),
+    )
     with recording_refusals(actor_for(user), tool="page", store=store.slug):
-        findings = scan_for_store({"path": path, "title": title, "content": content}, store)
+        findings = scan_for_store(texts, store)
     return scan_record(findings)
 
 
@@ -34,15 +79,18 @@ def memory_author(
     content: str,
     path: str = "",
     doc_type: str = DocType.FACT,
+    metadata: AuthoredMetadata | None = None,
 ) -> MemoryDocument:
-    """Add a memory as a person. Permission: may curate the store (a system's
-    manager, the owner of a user store, a reviewer); system and user stores only."""
-    if store.scope not in AUTHORED_SCOPES or not can_curate_store(user, store):
+    """Add a memory as a person. Permission: `can_author_store` (a system's
+    manager, the owner of a user store, a reviewer; workspace stores need a
+    reviewer)."""
+    if not can_author_store(user, store):
         raise PermissionDenied("You may not add memory to this store.")
     if store.scope == Scope.USER:
         doc_type = DocType.USER_PREFERENCE
+    meta = metadata or AuthoredMetadata()
     path = path or path_from_title(title)
-    scanned = _scan(user, store, title, content, path)
+    scanned = _scan(user, store, title, content, path, meta)
     try:
         with transaction.atomic():
             document = document_create(
@@ -51,9 +99,11 @@ def memory_author(
                 title=title,
                 content=content,
                 doc_type=doc_type,
-                trust=Trust.USER_AUTHORED,
+                trust=_trust(store),
                 author=user,
-                embedding=embedding_for(title, "", content),
+                embedding=embedding_for(title, meta.recall_hint, content),
+                source_refs=meta.source_refs or (),
+                **meta.head_fields(),
                 **scanned,
             )
     except IntegrityError:
@@ -70,20 +120,37 @@ def memory_author(
 
 
 def memory_edit(
-    *, user: AbstractBaseUser, document: MemoryDocument, title: str, content: str
+    *,
+    user: AbstractBaseUser,
+    document: MemoryDocument,
+    title: str,
+    content: str,
+    metadata: AuthoredMetadata | None = None,
 ) -> MemoryDocument:
-    """A person's edit: a new `user_authored` version. Permission: may curate."""
+    """A person's edit: a new version by them. Permission: may curate. Without
+    `metadata` the document's metadata is kept; without its `source_refs`,
+    the head's evidence is."""
     check_can_curate(user, document)
-    scanned = _scan(user, document.store, title, content, document.path)
+    scanned = _scan(
+        user, document.store, title, content, document.path, metadata or _kept(document)
+    )
+    fields = {"title": title, "content": content, "trust": _trust(document.store)}
+    if metadata is not None:
+        fields |= metadata.head_fields()
     with transaction.atomic():
         locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
         check_document_writable(locked.state)
+        kept_refs = head_source_refs(locked)
+        sent = metadata.source_refs if metadata is not None else None
+        refs = kept_refs if sent is None else list(sent)
         changed = head_update(
             locked,
             change=ChangeKind.UPDATE,
             author=user,
-            fields={"title": title, "content": content, "trust": Trust.USER_AUTHORED},
-            embedding=embedding_for(title, locked.recall_hint, content),
+            fields=fields,
+            embedding=embedding_for(title, fields.get("recall_hint", locked.recall_hint), content),
+            force=refs != kept_refs,
+            source_refs=refs,
             **scanned,
         )
     if changed:
@@ -94,3 +161,15 @@ def memory_edit(
             payload={"via": "page", "path": locked.path, "outcome": "updated"},
         )
     return locked
+
+
+def _kept(document: MemoryDocument) -> AuthoredMetadata:
+    """The document's own metadata, for scanning an edit that leaves it alone."""
+    return AuthoredMetadata(
+        recall_hint=document.recall_hint,
+        tags=document.tags,
+        entities=document.entities,
+        importance=document.importance,
+        expires_at=document.expires_at,
+        source_refs=None,
+    )

@@ -1,6 +1,6 @@
 """memory_patch: optimistic-concurrency edits of one document (API.md)."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -11,7 +11,14 @@ from memory_app.models import ChangeKind, MemoryDocument, Trust
 from memory_app.policy import check_document_writable, check_store_write, check_write_quota
 from memory_app.services.documents import WriteResult, embedding_for, head_update
 from memory_app.services.events import event_record
-from memory_app.services.guard import check_sizes, recording_refusals, scan_for_store, scan_record
+from memory_app.services.guard import (
+    agent_text_fields,
+    check_sizes,
+    recording_refusals,
+    scan_for_store,
+    scan_record,
+)
+from memory_app.services.versions import head_source_refs
 
 
 @dataclass(frozen=True)
@@ -51,14 +58,20 @@ def memory_patch(
     expected_sha256: str,
     content: str | None = None,
     edits: Sequence[Edit] = (),
+    metadata: Mapping[str, object] | None = None,
 ) -> WriteResult:
-    """Replace or edit the content of a document the actor can read.
+    """Replace or edit the content and/or the metadata of a document the
+    actor can read.
 
+    `metadata` holds the fields sent (title, recall_hint, tags, entities,
+    importance, expires_at, source_refs); the others keep their values, and
+    the new version keeps the head's source refs unless new ones are sent.
     The head is locked and its sha compared with `expected_sha256`: of two
     racing writers exactly one wins, the other gets 409 with the current
     sha. Policy and scanner as for memory_remember. Emits
     `memory.document.written`.
     """
+    metadata = dict(metadata or {})
     store = document.store
     refusal_context = {"document_id": str(document.pk)}
     with recording_refusals(actor, tool="memory_patch", **refusal_context):
@@ -67,14 +80,22 @@ def memory_patch(
     _check_sha(document, expected_sha256)
     new_content = content if content is not None else apply_edits(document.content, edits)
     check_sizes(content=new_content)
+    fields = _patched_fields(document, new_content, metadata)
     with recording_refusals(actor, tool="memory_patch", **refusal_context):
         findings = scan_for_store(
-            {"title": document.title, "recall_hint": document.recall_hint, "content": new_content},
+            agent_text_fields(
+                title=fields["title"],
+                recall_hint=fields["recall_hint"],
+                content=new_content,
+                tags=fields["tags"],
+                entities=fields["entities"],
+                source_refs=metadata.get("source_refs", ()),
+            ),
             store,
         )
     embedding = None
-    if new_content != document.content:
-        embedding = embedding_for(document.title, document.recall_hint, new_content)
+    if any(fields[name] != getattr(document, name) for name in EMBEDDED):
+        embedding = embedding_for(fields["title"], fields["recall_hint"], new_content)
     with transaction.atomic():
         check_write_quota(actor)
         locked = (
@@ -82,14 +103,19 @@ def memory_patch(
         )
         # Same sha, same content: what was scanned above is what lands.
         _check_sha(locked, expected_sha256)
+        kept_refs = head_source_refs(locked)
+        new_refs = list(metadata.get("source_refs", kept_refs))
         changed = head_update(
             locked,
             change=ChangeKind.PATCH,
             author=actor.agent,
-            fields={"content": new_content, "trust": Trust.AGENT_DRAFT},
+            fields=fields,
             embedding=embedding,
+            # New evidence alone is a change worth a version.
+            force=new_refs != kept_refs,
             on_behalf_of=actor.on_behalf_of,
             run_id=actor.run_id,
+            source_refs=new_refs,
             **scan_record(findings),
         )
     result = WriteResult(locked, "updated" if changed else "unchanged")
@@ -105,3 +131,22 @@ def memory_patch(
         },
     )
     return result
+
+
+# The texts the embedding is computed from.
+EMBEDDED = ("title", "recall_hint", "content")
+
+
+def _patched_fields(document: MemoryDocument, content: str, metadata: dict) -> dict:
+    """The head after the patch: sent metadata replaces, the rest is kept."""
+    fields = {
+        "title": document.title,
+        "recall_hint": document.recall_hint,
+        "tags": list(document.tags),
+        "entities": dict(document.entities),
+        "importance": document.importance,
+        "expires_at": document.expires_at,
+    }
+    fields |= {name: value for name, value in metadata.items() if name in fields}
+    fields["tags"] = sorted(set(fields["tags"]))
+    return {**fields, "content": content, "trust": Trust.AGENT_DRAFT}

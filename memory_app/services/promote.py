@@ -9,6 +9,7 @@ rules when proposed and again when applied.
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -24,6 +25,7 @@ from memory_app.models import (
     DreamReviewItem,
     MemoryDocument,
     MemoryStore,
+    MemoryVersion,
     ReviewAction,
     ReviewStatus,
     Scope,
@@ -34,6 +36,7 @@ from memory_app.policy import check_can_review, check_can_write
 from memory_app.services.documents import document_create, embedding_for, head_update
 from memory_app.services.events import event_record
 from memory_app.services.guard import (
+    agent_text_fields,
     check_sizes,
     recording_refusals,
     scan_for_store,
@@ -41,6 +44,7 @@ from memory_app.services.guard import (
 )
 from memory_app.services.merge_sources import merged_source_refs
 from memory_app.services.review_items import OPEN, review_item_close, review_item_open
+from memory_app.services.versions import SourceRef, version_source_refs
 
 RELATED_LIMIT = 3
 # Everything that lands content at a target path: an agent's promotion, a
@@ -93,12 +97,11 @@ def memory_propose_promotion(
     if error := path_error(path):
         raise InvalidInput(error, fields={"target_path": [error]})
     with recording_refusals(actor, tool="memory_propose_promotion", store=target_store):
+        source_version = document.versions.get(version=document.version)
         findings = scan_for_store(
             {
                 "target_path": path,
-                "title": document.title,
-                "recall_hint": document.recall_hint,
-                "content": document.content,
+                **_draft_texts(source_version, document.content),
                 "rationale": rationale,
             },
             store,
@@ -107,7 +110,7 @@ def memory_propose_promotion(
         actor=actor,
         kind=DreamKind.PROMOTION,
         action=ReviewAction.PROMOTE,
-        source_version=document.versions.get(version=document.version),
+        source_version=source_version,
         target_store=store,
         target_path=path,
         proposed_title=document.title,
@@ -130,6 +133,44 @@ def memory_propose_promotion(
         },
     )
     return Proposal(item, True)
+
+
+def draft_metadata(version: MemoryVersion) -> dict:
+    """The head fields a promotion carries from the proposed draft version to
+    its target, so the reviewed copy ranks and reads like the draft did.
+
+    Not `always_inject`: a pin in a shared store is a reviewer's own decision.
+    """
+    meta = version.metadata or {}
+    expires_at = meta.get("expires_at")
+    return {
+        "doc_type": meta.get("doc_type", "note"),
+        "recall_hint": version.recall_hint,
+        "tags": list(meta.get("tags", [])),
+        "entities": dict(meta.get("entities", {})),
+        "importance": meta.get("importance", 5),
+        "expires_at": datetime.fromisoformat(expires_at) if expires_at else None,
+    }
+
+
+def draft_source_refs(version: MemoryVersion) -> list[SourceRef]:
+    """The evidence of the proposed draft version, carried to its target."""
+    return version_source_refs(document_id=version.document_id, version=version.version)
+
+
+def _draft_texts(
+    version: MemoryVersion, content: str, refs: list[SourceRef] | None = None
+) -> dict[str, str]:
+    """Every text a promotion would land in shared memory, for the scanner."""
+    meta = version.metadata or {}
+    return agent_text_fields(
+        title=version.title,
+        recall_hint=version.recall_hint,
+        content=content,
+        tags=meta.get("tags", []),
+        entities=meta.get("entities", {}),
+        source_refs=draft_source_refs(version) if refs is None else refs,
+    )
 
 
 def _similar_in(store: MemoryStore, document: MemoryDocument) -> list[MemoryDocument]:
@@ -172,19 +213,26 @@ def promotion_approve(
     final = item.proposed_content if content is None else content
     check_sizes(content=final)
     store = item.target_store
+    draft = item.source_version
+    refs = draft_source_refs(draft)
     with recording_refusals(actor_for(user), tool="promotion_approve", store=store.slug):
-        findings = scan_for_store({"title": item.proposed_title, "content": final}, store)
+        findings = scan_for_store(
+            {**_draft_texts(draft, final, refs), "title": item.proposed_title}, store
+        )
     fields = {
+        **draft_metadata(draft),
         "title": item.proposed_title,
         "content": final,
         "trust": Trust.ADMIN_APPROVED,
         "state": DocState.ACTIVE,
-        "doc_type": item.source_version.metadata.get("doc_type", "note"),
-        "recall_hint": item.source_version.recall_hint,
-        "promoted_from": item.source_version,
+        "promoted_from": draft,
     }
     embedding = embedding_for(fields["title"], fields["recall_hint"], final)
-    version_kwargs = {"reason": note or item.rationale, **scan_record(findings)}
+    version_kwargs = {
+        "reason": note or item.rationale,
+        "source_refs": refs,
+        **scan_record(findings),
+    }
     with transaction.atomic():
         # Decided by someone else meanwhile: NotFound. Proposals never change.
         item = _open_item(item_id)

@@ -1,14 +1,15 @@
 """memory_remember: an agent writes a document (DESIGN §3, API.md)."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from django.db import IntegrityError, transaction
 
 from memory_app.access import access_store
 from memory_app.actors import Actor
-from memory_app.models import ChangeKind, DocState, MemoryDocument, Scope, Trust
+from memory_app.models import ChangeKind, DocState, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
 from memory_app.policy import check_store_write, check_write_quota
 from memory_app.services.dedup import near_duplicate
@@ -26,7 +27,27 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
-from memory_app.services.versions import SourceRef
+from memory_app.services.versions import SourceRef, head_source_refs
+
+
+class _Unsent(Enum):
+    UNSENT = "unsent"
+
+
+# An optional field the caller did not send: a new document takes the
+# default, an existing one keeps its value (API.md: a re-save without the
+# optional fields keeps them; fields that are sent replace).
+UNSENT = _Unsent.UNSENT
+DEFAULTS = {
+    "doc_type": "note",
+    "recall_hint": "",
+    "tags": (),
+    "entities": {},
+    "always_inject": False,
+    "importance": 5,
+    "expires_at": None,
+    "source_refs": (),
+}
 
 
 @dataclass(frozen=True)
@@ -35,14 +56,14 @@ class RememberInput:
     content: str
     title: str = ""
     path: str | None = None
-    doc_type: str = "note"
-    recall_hint: str = ""
-    tags: Sequence[str] = ()
-    entities: dict = field(default_factory=dict)
-    always_inject: bool = False
-    importance: int = 5
-    expires_at: datetime | None = None
-    source_refs: Sequence[SourceRef] = ()
+    doc_type: str | _Unsent = UNSENT
+    recall_hint: str | _Unsent = UNSENT
+    tags: Sequence[str] | _Unsent = UNSENT
+    entities: dict | _Unsent = UNSENT
+    always_inject: bool | _Unsent = UNSENT
+    importance: int | _Unsent = UNSENT
+    expires_at: datetime | _Unsent | None = UNSENT
+    source_refs: Sequence[SourceRef] | _Unsent = UNSENT
 
     @property
     def effective_title(self) -> str:
@@ -50,6 +71,19 @@ class RememberInput:
             return self.title
         first_line = self.content.strip().splitlines()[0] if self.content.strip() else ""
         return first_line[:120] or "untitled"
+
+    def sent(self) -> dict:
+        """The optional fields the caller sent."""
+        return {name: getattr(self, name) for name in DEFAULTS if getattr(self, name) is not UNSENT}
+
+    def resolved(self, existing: MemoryDocument | None) -> dict:
+        """Each optional field as the write applies it: sent, else kept from
+        `existing` (its head and the head's source refs), else the default."""
+        kept = dict(DEFAULTS)
+        if existing is not None:
+            kept |= {name: getattr(existing, name) for name in DEFAULTS if name != "source_refs"}
+            kept["source_refs"] = head_source_refs(existing)
+        return kept | self.sent() | {"title": self.effective_title}
 
 
 def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
@@ -59,52 +93,39 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     (else 403 policy_denied, recorded as an event). The content is scanned
     (422 write_blocked, recorded) and deduplicated against the store. Writes
     a version with source refs in one transaction; agent writes are
-    `agent_draft`. Emits `memory.document.written`.
+    `agent_draft`. Optional fields not sent keep the updated document's
+    values. Emits `memory.document.written`.
     """
     path = data.path or path_from_title(data.effective_title)
     check_sizes(content=data.content, path=path)
     store = access_store(actor, data.store)
+    # What the write will keep, to judge and scan the document it leaves.
+    values = data.resolved(MemoryDocument.objects.filter(store=store, path=path).first())
     # The refusal event names the store only: a refused path or title may be
     # the very text the scanner objects to.
     with recording_refusals(actor, tool="memory_remember", store=data.store):
-        check_store_write(actor, store, doc_type=data.doc_type)
+        check_store_write(actor, store, doc_type=values["doc_type"])
         findings = scan_for_store(
             agent_text_fields(
                 path=path,
-                title=data.effective_title,
-                recall_hint=data.recall_hint,
+                title=values["title"],
+                recall_hint=values["recall_hint"],
                 content=data.content,
-                tags=data.tags,
-                entities=data.entities,
-                source_refs=data.source_refs,
+                tags=values["tags"],
+                entities=values["entities"],
+                source_refs=values["source_refs"],
             ),
             store,
         )
-    embedding = embedding_for(data.effective_title, data.recall_hint, data.content)
-    fields = {
-        "title": data.effective_title,
-        "recall_hint": data.recall_hint,
-        "content": data.content,
-        "doc_type": data.doc_type,
-        "trust": Trust.AGENT_DRAFT,
-        "state": DocState.ACTIVE,
-        # Pins in shared scopes need a reviewer (DESIGN §9); agents may pin
-        # only in their own user and conversation stores.
-        "always_inject": data.always_inject and store.scope in (Scope.USER, Scope.CONVERSATION),
-        "tags": sorted(set(data.tags)),
-        "entities": data.entities,
-        "importance": data.importance,
-        "expires_at": data.expires_at,
-    }
+    embedding = embedding_for(values["title"], values["recall_hint"], data.content)
     version_kwargs = {
         "on_behalf_of": actor.on_behalf_of,
         "run_id": actor.run_id,
-        "source_refs": data.source_refs,
         **scan_record(findings),
     }
     with transaction.atomic():
         check_write_quota(actor)
-        result = _write(actor, store, path, fields, embedding, version_kwargs)
+        result = _write(actor, store, path, data, embedding, version_kwargs)
     if result.document.embedding is None:
         _embed_later(result.document)
     event_record(
@@ -122,12 +143,36 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     return result
 
 
-def _write(actor, store, path, fields, embedding, version_kwargs) -> WriteResult:
+def _head_fields(data: RememberInput, store: MemoryStore, existing: MemoryDocument | None) -> dict:
+    """The head the write leaves, with the version's source refs."""
+    values = data.resolved(existing)
+    always_inject = values["always_inject"]
+    if data.always_inject is not UNSENT:
+        # Pins in shared scopes need a reviewer (DESIGN §9); agents may pin
+        # only in their own user and conversation stores.
+        always_inject = always_inject and store.scope in (Scope.USER, Scope.CONVERSATION)
+    fields = {
+        "title": values["title"],
+        "recall_hint": values["recall_hint"],
+        "content": data.content,
+        "doc_type": values["doc_type"],
+        "trust": Trust.AGENT_DRAFT,
+        "state": DocState.ACTIVE,
+        "always_inject": always_inject,
+        "tags": sorted(set(values["tags"])),
+        "entities": dict(values["entities"]),
+        "importance": values["importance"],
+        "expires_at": values["expires_at"],
+    }
+    return {**fields, "source_refs": list(values["source_refs"])}
+
+
+def _write(actor, store, path, data, embedding, version_kwargs) -> WriteResult:
     """Update the document at `path`, else a near-duplicate, else create one."""
     existing = _locked(store, path)
     outcome = "updated"
     if existing is None:
-        duplicate = near_duplicate(store, content=fields["content"], embedding=embedding)
+        duplicate = near_duplicate(store, content=data.content, embedding=embedding)
         if duplicate is not None:
             existing = MemoryDocument.objects.select_for_update().get(pk=duplicate.pk)
             outcome = "deduplicated"
@@ -139,19 +184,22 @@ def _write(actor, store, path, fields, embedding, version_kwargs) -> WriteResult
                         path=path,
                         author=actor.agent,
                         embedding=embedding,
-                        **fields_for_create(fields),
+                        **fields_for_create(_head_fields(data, store, None)),
                         **version_kwargs,
                     )
                 return WriteResult(document, "created")
             except IntegrityError:
                 # A concurrent writer created the path first: update theirs.
                 existing = _locked(store, path)
+    fields = _head_fields(data, store, existing)
+    source_refs = fields.pop("source_refs")
     changed = head_update(
         existing,
         change=ChangeKind.UPDATE,
         author=actor.agent,
         fields=fields,
         embedding=embedding,
+        source_refs=source_refs,
         **version_kwargs,
     )
     return WriteResult(existing, outcome if changed else "unchanged")

@@ -18,6 +18,19 @@ class SourceRef:
     ref: str
 
 
+def version_source_refs(*, document_id, version: int) -> list[SourceRef]:
+    """The evidence recorded with one version of a document, in order."""
+    refs = MemorySourceRef.objects.filter(
+        version__document_id=document_id, version__version=version
+    )
+    return [SourceRef(kind, ref) for kind, ref in refs.order_by("id").values_list("kind", "ref")]
+
+
+def head_source_refs(document: MemoryDocument) -> list[SourceRef]:
+    """The head version's evidence: what a write that sends none keeps."""
+    return version_source_refs(document_id=document.pk, version=document.version)
+
+
 def head_metadata(document: MemoryDocument) -> dict:
     """The head's fields besides text, as kept with each version for rollback."""
     return {
