@@ -62,9 +62,13 @@
       entry.left -= 1;
       if (entry.left > 0) { say(); return; }
       forget(entry);
-      send(entry, form.action, data);
+      // getAttribute: form.action would be the field named "action".
+      send(entry, form.getAttribute("action"), data);
     }, 1000);
-    focusRow(next || rows()[0]);
+    const target = next || rows()[0];
+    // Keys must not land in a field of a card that is now hidden.
+    if (target) focusRow(target);
+    else document.activeElement.blur();
   }
 
   function forget(entry) {
