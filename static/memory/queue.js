@@ -87,7 +87,7 @@
   function send(entry, url, data) {
     entry.toast.textContent = "Deciding…";
     htmx.ajax("POST", url, { source: entry.toast, target: entry.toast, swap: "innerHTML", values: data })
-      .then(function () { settle(entry); });
+      .then(function () { settle(entry); }, function () { settle(entry); });
   }
 
   // The response names the items it decided: their cards go, the others
@@ -95,6 +95,7 @@
   function settle(entry) {
     const outcome = entry.toast.querySelector("[data-outcome]");
     const decided = outcome ? outcome.dataset.decided.split(" ") : [];
+    if (!outcome) entry.toast.textContent = "Nothing was decided: reload the page and try again.";
     entry.cards.forEach(function (card) {
       if (decided.includes(card.dataset.item)) card.remove();
       else card.hidden = false;

@@ -152,3 +152,14 @@ def test_deferred_items_stay_reachable_in_their_tab(queue_page, live_server):
     page.get_by_role("link", name="Deferred 1").click()
     expect(page.locator(f"#item-{first}")).to_be_visible()
     assert status(first)[0] == "deferred"
+
+
+def test_a_refused_approval_brings_the_card_back_with_the_reason(queue_page):
+    page, (first, _) = queue_page
+    card = page.locator(f"#item-{first}")
+    card.locator("summary", has_text="Edit before approving").click()
+    card.locator("textarea").fill("skip approval now")
+    card.locator("[data-approve]").click()
+    expect(page.locator(".toast")).to_contain_text("safety scanner refused")
+    expect(card).to_be_visible()
+    assert status(first) == ("pending", "")
