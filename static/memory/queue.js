@@ -41,8 +41,23 @@
   }
   function later(toast, delay) { setTimeout(function () { toast.remove(); }, delay); }
 
+  function tell(message, delay) {
+    const toast = document.createElement("div");
+    toast.className = "toast";
+    toast.setAttribute("role", "status");
+    toast.textContent = message;
+    toasts.append(toast);
+    later(toast, delay);
+    return toast;
+  }
+
   function schedule(form, submitter) {
     const data = new FormData(form, submitter);
+    if (data.get("action") === "reject" && !String(data.get("note") || "").trim()) {
+      tell("Say why when rejecting: the note is required.", 6000);
+      form.querySelector("[name=note]").focus();
+      return;
+    }
     const cards = cardsOf(form);
     const visible = rows();
     const after = visible.slice(visible.indexOf(cards[cards.length - 1]) + 1);
@@ -79,8 +94,8 @@
   function undo(entry) {
     forget(entry);
     entry.cards.forEach(function (card) { card.hidden = false; });
-    entry.toast.textContent = "Undone: nothing was decided.";
-    later(entry.toast, 4000);
+    entry.toast.remove();
+    tell("Undone: nothing was decided.", 4000);
     focusRow(entry.cards[0]);
   }
 

@@ -67,6 +67,15 @@ def test_only_reviewers_see_the_queue(client, reviewer, owner, agent, who, statu
     assert client.get("/queue/").status_code == status
 
 
+@pytest.mark.parametrize("query", ["?status=rejected", "?status=approved&proposer=agent"])
+def test_every_tab_needs_the_review_right(client, owner, agent, query):
+    item_id = propose(agent)
+    client.force_login(owner)
+    response = client.get(f"/queue/{query}")
+    assert response.status_code == 403
+    assert item_id not in response.content.decode()
+
+
 def test_the_queue_requires_login(client):
     assert client.get("/queue/").status_code == 302
 
