@@ -17,7 +17,7 @@ from django_htmx.http import trigger_client_event
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
 from review_app.errors import page_errors, require_reviewer
 from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
-from review_app.selectors import queue_items, queue_rows, queue_tab_counts
+from review_app.selectors import DECIDED_TABS, queue_items, queue_rows, queue_tab_counts
 
 PAGE_SIZE = 25
 UNDO_SECONDS = 5
@@ -41,6 +41,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "form": form,
         "status": status,
         "filtered": bool(filters),
+        "open_tab": status not in DECIDED_TABS,
         "tabs": [(tab, counts.get(tab, 0)) for tab in QUEUE_TABS],
         "page": page,
         "rows": queue_rows(list(page.object_list)),
