@@ -166,3 +166,28 @@ def test_a_refused_approval_brings_the_card_back_with_the_reason(queue_page):
     expect(page.locator(".toast")).to_contain_text("safety scanner refused")
     expect(card).to_be_visible()
     assert status(first) == ("pending", "")
+
+
+def test_without_javascript_enter_never_approves_and_reject_posts_at_once(
+    browser, live_server, agent
+):
+    first = propose(agent, 0)
+    UserFactory(username="rita", reviewer=True)
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "rita")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/queue/")
+    page.locator(f"#note-{first}").fill("Looks right.")
+    page.locator(f"#note-{first}").press("Enter")
+    page.wait_for_timeout(500)
+    assert status(first) == ("pending", "")
+    card = page.locator(f"#item-{first}")
+    card.locator("summary", has_text="Reject").click()
+    card.locator("[data-reject-note]").fill("Not for shared memory.")
+    card.locator("[data-reject-note]").press("Enter")
+    expect(page.locator(".message")).to_contain_text("Item rejected.")
+    assert status(first) == ("rejected", "Not for shared memory.")
+    context.close()
