@@ -5,12 +5,17 @@ from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
 from memory_app.dreams.kinds import KINDS
-from memory_app.models import DocState, DocType, GrantLevel, Scope, Trust
+from memory_app.models import DocState, DocType, GrantLevel, ReviewStatus, Scope, Trust
 from memory_app.services.authoring import AuthoredMetadata
+from memory_app.services.promote import DECIDED_HERE
 from memory_app.services.versions import SourceRef
 
 ACTIONS = [("approve", "approve"), ("reject", "reject"), ("defer", "defer")]
 BULK_LIMIT = 200
+
+
+def _blank_first(choices) -> list[tuple[str, str]]:
+    return [("", "any"), *choices]
 
 
 class ErrorTextMixin:
@@ -48,6 +53,35 @@ class BulkDecisionForm(DecisionForm):
         return data
 
 
+QUEUE_TABS = (
+    ReviewStatus.PENDING,
+    ReviewStatus.DEFERRED,
+    ReviewStatus.APPROVED,
+    ReviewStatus.REJECTED,
+)
+
+
+class QueueFilterForm(ErrorTextMixin, forms.Form):
+    """The queue's tab and filters, all optional; read from the query string."""
+
+    status = forms.ChoiceField(
+        required=False, choices=[(tab.value, tab.label) for tab in QUEUE_TABS]
+    )
+    store = forms.SlugField(required=False, max_length=120, label="Target store")
+    proposer = forms.CharField(required=False, max_length=150)
+    run = forms.CharField(required=False, max_length=200)
+    action = forms.ChoiceField(
+        required=False, choices=_blank_first((action, action) for action in DECIDED_HERE)
+    )
+
+    def filters(self) -> dict[str, str]:
+        """The valid, non-empty filters; the tab defaults to pending."""
+        self.is_valid()  # an invalid field drops out of cleaned_data; the others still apply
+        chosen = {name: value.strip() for name, value in self.cleaned_data.items() if value}
+        chosen.setdefault("status", ReviewStatus.PENDING.value)
+        return chosen
+
+
 class CurateForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("rollback", "pin", "unpin", "tombstone", "restore")]
@@ -69,10 +103,6 @@ class RedactForm(ErrorTextMixin, forms.Form):
 class DeletionForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(choices=[("confirm", "confirm"), ("decline", "decline")])
     note = forms.CharField(required=False, max_length=2000)
-
-
-def _blank_first(choices) -> list[tuple[str, str]]:
-    return [("", "any"), *choices]
 
 
 class BrowserFilterForm(ErrorTextMixin, forms.Form):

@@ -29,10 +29,16 @@ class Page:
     title: str
     summary: str
     usable_by: Callable[[User], bool] = _everyone
+    # Pages with a badge of what waits there serve its count at "<slug>-count".
+    counted: bool = False
 
     @property
     def url(self) -> str:
         return reverse(f"review:{self.slug}")
+
+    @property
+    def count_url(self) -> str:
+        return reverse(f"review:{self.slug}-count")
 
 
 PAGES = (
@@ -41,12 +47,14 @@ PAGES = (
         "Review queue",
         "Pending promotion proposals: diff, findings, approve or reject.",
         can_decide_reviews,
+        counted=True,
     ),
     Page(
         "deletions",
         "Deletions",
         "Deletion requests from agents, for you to confirm or decline.",
         can_curate_some_store,
+        counted=True,
     ),
     Page(
         "browser",

@@ -1,17 +1,28 @@
 """What the review pages show, fetched in a fixed number of queries."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Min, Prefetch, Q
+from django.db.models import Count, F, Min, Prefetch, Q
+from pgvector.django import CosineDistance
 
 from memory_app.access import store_ref
-from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, ReviewStatus
+from memory_app.models import (
+    DreamReviewItem,
+    MemoryDocument,
+    MemoryUsage,
+    ReviewAction,
+    ReviewStatus,
+)
 from memory_app.policy import curatable_stores_q
 from memory_app.selectors.review import review_items
-from memory_app.services.promote import DECIDED_HERE
+from memory_app.services.promote import DECIDED_HERE, SIMILAR_MIN
 from review_app.diffs import DiffRow, side_by_side
 from review_app.provenance import Provenance, of_version, version_refs
+
+RELATED_FIELDS = ("id", "path", "title", "store__slug")
+# Tabs whose items are decided: listed newest decision first.
+DECIDED_TABS = (ReviewStatus.APPROVED, ReviewStatus.REJECTED)
 
 
 @dataclass
@@ -23,10 +34,12 @@ class QueueRow:
     hits: int
     meta: Provenance | None = None
     draft_ref: str = ""
+    related: list[MemoryDocument] = field(default_factory=list)
 
 
 def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
-    """Each item with what its target path holds now and its draft's usage."""
+    """Each item with what its target path holds now, its draft's usage and
+    the documents it relates to."""
     if not items:
         return []
     targets = Q(pk__in=[])
@@ -43,6 +56,7 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
         .annotate(injections=Count("id"), hits=Count("id", filter=Q(hit=True)))
     }
     refs = version_refs(item.source_version for item in items)
+    similar = similar_memory([i.pk for i in items if i.action == ReviewAction.PROMOTE])
     rows = []
     for item in items:
         target = current.get((item.target_store_id, item.target_path))
@@ -57,6 +71,9 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
                 hits=stats.get("hits", 0),
                 meta=_proposed(item, refs),
                 draft_ref=f"{store_ref(draft.store)}/{draft.path}" if draft else "",
+                related=similar.get(item.pk, [])
+                if item.action == ReviewAction.PROMOTE
+                else list(item.related_documents.all()),
             )
         )
     return rows
@@ -74,15 +91,58 @@ def _proposed(item: DreamReviewItem, refs: dict) -> Provenance | None:
     )
 
 
-def pending_promotions():
-    """Open proposals, with the documents each one relates to: the most
-    similar memory at the target (promote), the cluster (merge), or the
-    reviewed document it would replace (supersede)."""
-    related = MemoryDocument.objects.select_related("store").only(
-        "id", "path", "title", "store__slug"
+def similar_memory(item_ids: list) -> dict[object, list[MemoryDocument]]:
+    """For each promotion, the related documents at least SIMILAR_MIN similar
+    to its draft (cosine, by pgvector), most similar first, each with a
+    `similarity`. The draft itself and the document at the target path (the
+    diff shows that one) are never listed."""
+    if not item_ids:
+        return {}
+    links = (
+        DreamReviewItem.related_documents.through.objects.filter(dreamreviewitem_id__in=item_ids)
+        .exclude(memorydocument_id=F("dreamreviewitem__source_document_id"))
+        .exclude(
+            memorydocument__store_id=F("dreamreviewitem__target_store_id"),
+            memorydocument__path=F("dreamreviewitem__target_path"),
+        )
+        .annotate(
+            similarity=1
+            - CosineDistance(
+                "memorydocument__embedding", F("dreamreviewitem__source_document__embedding")
+            )
+        )
+        .filter(similarity__gte=SIMILAR_MIN)
+        .select_related("memorydocument__store")
+        .only(*(f"memorydocument__{name}" for name in RELATED_FIELDS), "dreamreviewitem")
+        .order_by("dreamreviewitem_id", "-similarity")
     )
-    return (
-        review_items(action=DECIDED_HERE, status=ReviewStatus.PENDING)
+    similar: dict[object, list[MemoryDocument]] = {}
+    for link in links:
+        link.memorydocument.similarity = link.similarity
+        similar.setdefault(link.dreamreviewitem_id, []).append(link.memorydocument)
+    return similar
+
+
+def _proposals(*, store: str = "", proposer: str = "", run: str = "", action: str = ""):
+    items = review_items(action=action or DECIDED_HERE)
+    if store:
+        items = items.filter(target_store__slug=store)
+    if proposer:
+        items = items.filter(proposed_by__username=proposer)
+    if run:
+        items = items.filter(run_id=run)
+    return items
+
+
+def queue_items(*, status: str = ReviewStatus.PENDING, **filters: str):
+    """One tab of the queue narrowed by the filters (target store slug,
+    proposer username, run id, action). Open items oldest first, decided
+    ones newest decision first; merges and supersessions come with the
+    documents they cover."""
+    related = MemoryDocument.objects.select_related("store").only(*RELATED_FIELDS)
+    items = (
+        _proposals(**filters)
+        .filter(status=status)
         .select_related(
             "source_document__store__conversation",
             "source_document__store__owner",
@@ -90,6 +150,15 @@ def pending_promotions():
         )
         .prefetch_related(Prefetch("related_documents", queryset=related))
     )
+    if status in DECIDED_TABS:
+        items = items.order_by("-decided_at", "-id")
+    return items
+
+
+def queue_tab_counts(**filters: str) -> dict[str, int]:
+    """How many items each tab holds under the same filters, in one query."""
+    counts = _proposals(**filters).order_by().values_list("status").annotate(n=Count("id"))
+    return dict(counts)
 
 
 def _pending():

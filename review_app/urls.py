@@ -3,6 +3,7 @@ from django.urls import path
 from review_app import (
     views,
     views_browser,
+    views_counts,
     views_deletions,
     views_documents,
     views_dreams,
@@ -21,7 +22,7 @@ app_name = "review"
 urlpatterns = [
     path("", views.home, name="home"),
     path("queue/", views_queue.queue, name="queue"),
-    path("queue/count", views_queue.queue_count, name="queue-count"),
+    path("queue/count", views_counts.queue_count, name="queue-count"),
     path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
     path("browser/", views_browser.browser, name="browser"),
@@ -50,6 +51,7 @@ urlpatterns = [
     path("export/memory.jsonl", views_export.export_download, name="export"),
     path("dreams/run", views_dreams.dream_run, name="dream-run"),
     path("deletions/", views_deletions.deletions, name="deletions"),
+    path("deletions/count", views_counts.deletion_count, name="deletions-count"),
     path(
         "deletions/<uuid:item_id>/decide",
         views_deletions.deletion_decide_view,

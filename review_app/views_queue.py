@@ -1,19 +1,28 @@
-"""The review queue: pending promotions, decided one by one or in bulk."""
+"""The review queue: proposals by status, decided one by one or in bulk.
+
+With JavaScript a decision waits UNDO_SECONDS in the page (with an Undo
+button) before it is posted; without it the forms post at once. Either way
+the server decides only what it receives.
+"""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
 
-from memory_app.permissions import can_review
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
 from review_app.errors import page_errors, require_reviewer
-from review_app.forms import BulkDecisionForm, DecisionForm
-from review_app.selectors import pending_count, pending_promotions, queue_rows
+from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
+from review_app.selectors import DECIDED_TABS, queue_items, queue_rows, queue_tab_counts
 
 PAGE_SIZE = 25
+UNDO_SECONDS = 5
+# The event a decision's response fires; the navigation badges listen for it.
+QUEUE_CHANGED = "queue-changed"
 _PAST = {"approve": "approved", "reject": "rejected", "defer": "deferred"}
 
 
@@ -21,40 +30,35 @@ _PAST = {"approve": "approved", "reject": "rejected", "defer": "deferred"}
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     require_reviewer(request)
-    page = Paginator(pending_promotions(), PAGE_SIZE).get_page(request.GET.get("page"))
+    form = QueueFilterForm(request.GET)
+    filters = form.filters()
+    status = filters.pop("status")
+    counts = queue_tab_counts(**filters)
+    page = Paginator(queue_items(status=status, **filters), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
     context = {
+        "form": form,
+        "status": status,
+        "filtered": bool(filters),
+        "open_tab": status not in DECIDED_TABS,
+        "tabs": [(tab, counts.get(tab, 0)) for tab in QUEUE_TABS],
         "page": page,
         "rows": queue_rows(list(page.object_list)),
-        "pending": page.paginator.count,
+        "undo_seconds": UNDO_SECONDS,
         "active_page": "queue",
     }
+    if request.htmx.target == "queue-tabs":
+        return render(request, "review_app/queue.html#tabs", context)
     template = "review_app/queue.html#rows" if request.htmx else "review_app/queue.html"
     return render(request, template, context)
-
-
-@require_GET
-@login_required
-def queue_count(request: HttpRequest) -> HttpResponse:
-    """The live pending count (polled by htmx); empty for non-reviewers."""
-    if not can_review(request.user):
-        return HttpResponse("")
-    return render(request, "review_app/queue.html#count", {"pending": pending_count()})
 
 
 @require_POST
 @login_required
 def decide(request: HttpRequest, item_id) -> HttpResponse:
     require_reviewer(request)
-    form = DecisionForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form.error_text())
-        return redirect("review:queue")
-    decision = form.cleaned_data
-    with page_errors(request):
-        _apply(request, item_id, decision)
-        messages.success(request, f"Item {_PAST[decision['action']]}.")
-    # htmx follows the redirect and swaps in the refreshed rows.
-    return redirect("review:queue")
+    return _decide(request, DecisionForm(request.POST), [item_id])
 
 
 @require_POST
@@ -62,16 +66,33 @@ def decide(request: HttpRequest, item_id) -> HttpResponse:
 def decide_bulk(request: HttpRequest) -> HttpResponse:
     require_reviewer(request)
     form = BulkDecisionForm(request.POST)
+    return _decide(request, form, None)
+
+
+def _decide(request: HttpRequest, form: DecisionForm, item_ids: list | None) -> HttpResponse:
+    """Apply one decision to each item; a refused form decides nothing.
+
+    An htmx request gets the outcome (messages and the ids decided) and
+    fires QUEUE_CHANGED; a plain post goes back to the same tab."""
+    decided: list[str] = []
     if not form.is_valid():
         messages.error(request, form.error_text())
-        return redirect("review:queue")
-    done = 0
-    for item_id in form.cleaned_data["items"]:
-        with page_errors(request):
-            _apply(request, item_id, form.cleaned_data)
-            done += 1
-    messages.success(request, f"{done} item(s) {_PAST[form.cleaned_data['action']]}.")
-    return redirect("review:queue")
+    else:
+        decision = form.cleaned_data
+        for item_id in item_ids or decision["items"]:
+            with page_errors(request):
+                _apply(request, item_id, decision)
+                decided.append(str(item_id))
+        if decided:
+            done = "Item" if item_ids else f"{len(decided)} item(s)"
+            messages.success(request, f"{done} {_PAST[decision['action']]}.")
+    if not request.htmx:
+        query = request.GET.urlencode()
+        return redirect(reverse("review:queue") + (f"?{query}" if query else ""))
+    response = render(request, "review_app/queue.html#outcome", {"decided": decided})
+    if decided:
+        trigger_client_event(response, QUEUE_CHANGED)
+    return response
 
 
 def _apply(request: HttpRequest, item_id, decision: dict) -> None:

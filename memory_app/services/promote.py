@@ -47,6 +47,10 @@ from memory_app.services.review_items import OPEN, review_item_close, review_ite
 from memory_app.services.versions import SourceRef, version_source_refs
 
 RELATED_LIMIT = 3
+# Cosine similarity (1 - pgvector's cosine distance) from which a document
+# counts as "similar memory" beside a proposal; below it a reviewer only
+# sees noise.
+SIMILAR_MIN = 0.5
 # Everything that lands content at a target path: an agent's promotion, a
 # dream's merge of near-duplicates, a contradiction superseding a document.
 DECIDED_HERE = (ReviewAction.PROMOTE, ReviewAction.MERGE, ReviewAction.SUPERSEDE)
@@ -120,7 +124,7 @@ def memory_propose_promotion(
     )
     if not created:
         return Proposal(item, False)
-    item.related_documents.set(_similar_in(store, document))
+    item.related_documents.set(_similar_in(store, document, path))
     event_record(
         "memory.promotion.proposed",
         actor=actor,
@@ -173,13 +177,19 @@ def _draft_texts(
     )
 
 
-def _similar_in(store: MemoryStore, document: MemoryDocument) -> list[MemoryDocument]:
-    """The target store's documents closest in meaning, for the reviewer's diff."""
+def _similar_in(store: MemoryStore, document: MemoryDocument, path: str) -> list[MemoryDocument]:
+    """The target store's documents closest in meaning (at least SIMILAR_MIN),
+    for the reviewer; the document at the target path is left out: the diff
+    already shows it."""
     if document.embedding is None:
         return []
+    distance = CosineDistance("embedding", document.embedding)
     return list(
         MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
-        .order_by(CosineDistance("embedding", document.embedding))
+        .exclude(path=path)
+        .alias(distance=distance)
+        .filter(distance__lte=1 - SIMILAR_MIN)
+        .order_by("distance")
         .only("id")[:RELATED_LIMIT]
     )
 

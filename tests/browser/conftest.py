@@ -63,3 +63,16 @@ def login(page, live_server):
         return page
 
     return as_user
+
+
+@pytest.fixture
+def undo_seconds(monkeypatch):
+    """Sets how long a queue decision waits for Undo (the server runs in this
+    process); one second unless a test asks for more."""
+    from review_app import views_queue
+
+    def set_to(seconds: int) -> None:
+        monkeypatch.setattr(views_queue, "UNDO_SECONDS", seconds)
+
+    set_to(1)
+    return set_to

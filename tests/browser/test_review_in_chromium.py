@@ -19,7 +19,9 @@ def people(db):
     }
 
 
-def test_a_reviewer_approves_with_a_click_and_the_item_leaves_the_queue(login, live_server, people):
+def test_a_reviewer_approves_with_a_click_and_the_item_leaves_the_queue(
+    login, live_server, people, undo_seconds
+):
     item_id = propose(people["agent"], 0)
     page = login("rita", PASSWORD)
     page.goto(f"{live_server.url}/queue/")
@@ -30,18 +32,19 @@ def test_a_reviewer_approves_with_a_click_and_the_item_leaves_the_queue(login, l
     )
 
 
-def test_edit_then_approve_and_reject_with_a_note(login, live_server, people):
+def test_edit_then_approve_and_reject_with_a_note(login, live_server, people, undo_seconds):
     first, second = propose(people["agent"], 0), propose(people["agent"], 1)
     page = login("rita", PASSWORD)
     page.goto(f"{live_server.url}/queue/")
     row = page.locator(f"#item-{first}")
-    row.locator("summary").click()
+    row.locator("summary", has_text="Edit before approving").click()
     row.locator("textarea").fill("Edited in the browser.")
     row.locator("[data-approve]").click()
     page.wait_for_selector(f"#item-{first}", state="detached")
     other = page.locator(f"#item-{second}")
-    other.locator("[data-note]").fill("Too specific.")
-    other.locator("button[value=reject]").click()
+    other.locator("summary", has_text="Reject").click()
+    other.locator("[data-reject-note]").fill("Too specific.")
+    other.locator("[data-reject-submit]").click()
     page.wait_for_selector("text=Nothing to review")
     assert MemoryDocument.objects.get(path="fix/0", store__slug="workspace_runbooks").content == (
         "Edited in the browser."
@@ -49,7 +52,7 @@ def test_edit_then_approve_and_reject_with_a_note(login, live_server, people):
     assert DreamReviewItem.objects.get(pk=second).decision_note == "Too specific."
 
 
-def test_keyboard_j_then_a_approves_the_focused_item(login, live_server, people):
+def test_keyboard_j_then_a_approves_the_focused_item(login, live_server, people, undo_seconds):
     propose(people["agent"], 0)
     propose(people["agent"], 1)
     page = login("rita", PASSWORD)
@@ -61,7 +64,7 @@ def test_keyboard_j_then_a_approves_the_focused_item(login, live_server, people)
     assert MemoryDocument.objects.filter(store__slug="workspace_runbooks").count() == 1
 
 
-def test_bulk_approve(login, live_server, people):
+def test_bulk_approve(login, live_server, people, undo_seconds):
     for n in range(3):
         propose(people["agent"], n)
     page = login("rita", PASSWORD)

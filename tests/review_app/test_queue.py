@@ -1,25 +1,34 @@
 """The review queue page: access, content, decisions, escaping, query counts."""
 
+import json
 import random
 
 import pytest
+from django.utils import timezone
 
 from benchmarks.loading import bulk_load, bulk_pending_promotions
 from memory_app.actors import Actor
 from memory_app.dreams.runner import dream_execute
-from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, Trust
+from memory_app.models import EMBEDDING_DIMENSIONS, DreamJob, DreamReviewItem, MemoryDocument, Trust
 from memory_app.services.conversations import conversation_open
 from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.stores import store_workspace_ensure
+from review_app.views_queue import QUEUE_CHANGED
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
+from tests.review_app.test_deletions import request_deletion
 
 pytestmark = pytest.mark.django_db
 
 XSS = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
-def propose(agent, n: int = 0, content: str = "Roll back the configmap, then verify.") -> str:
+def propose(
+    agent,
+    n: int = 0,
+    content: str = "Roll back the configmap, then verify.",
+    target: str = "workspace_runbooks",
+) -> str:
     conversation = conversation_open(user=agent, external_id=f"q-{agent.pk}-{n}")
     actor = Actor(user=agent, agent=agent, conversation=conversation, run_id=f"run-{n}")
     written = memory_remember(
@@ -31,10 +40,20 @@ def propose(agent, n: int = 0, content: str = "Roll back the configmap, then ver
     proposal = memory_propose_promotion(
         actor=actor,
         document=written.document,
-        target_store="workspace_runbooks",
+        target_store=target,
         rationale=f"Worked twice ({n}).",
     )
     return str(proposal.item.pk)
+
+
+def many_pending(agent, count: int, seed: int) -> None:
+    """`count` pending promotions into workspace_runbooks, loaded in bulk."""
+    conversation = conversation_open(user=agent, external_id=f"many-{seed}").store
+    bulk_load([(conversation, Trust.AGENT_DRAFT)] * count, agent, random.Random(seed), embed=False)
+    drafts = list(MemoryDocument.objects.filter(store=conversation))
+    bulk_pending_promotions(
+        drafts, store_workspace_ensure(slug="workspace_runbooks", name="R"), agent
+    )
 
 
 @pytest.fixture
@@ -46,6 +65,15 @@ def agent(db):
 def test_only_reviewers_see_the_queue(client, reviewer, owner, agent, who, status):
     client.force_login({"reviewer": reviewer, "owner": owner, "agent": agent}[who])
     assert client.get("/queue/").status_code == status
+
+
+@pytest.mark.parametrize("query", ["?status=rejected", "?status=approved&proposer=agent"])
+def test_every_tab_needs_the_review_right(client, owner, agent, query):
+    item_id = propose(agent)
+    client.force_login(owner)
+    response = client.get(f"/queue/{query}")
+    assert response.status_code == 403
+    assert item_id not in response.content.decode()
 
 
 def test_the_queue_requires_login(client):
@@ -65,7 +93,7 @@ def test_items_show_rationale_diff_and_provenance(client, reviewer, agent):
     assert "workspace_runbooks/fix/0" in html
     assert "Roll back the configmap, then verify." in html
     assert "run-0" in html and "q-" in html
-    assert 'class="pending-count"' in html
+    assert 'hx-get="/queue/count" hx-trigger="load, queue-changed from:body"' in html
 
 
 def test_memory_content_is_shown_as_text(client, reviewer, agent):
@@ -167,7 +195,7 @@ def test_the_live_count(client, reviewer, agent):
     propose(agent, 0)
     propose(agent, 1)
     client.force_login(reviewer)
-    assert ">2<" in client.get("/queue/count").content.decode()
+    assert client.get("/queue/count").content == b"2"
 
 
 def test_the_queue_page_is_bounded_in_queries(
@@ -178,18 +206,13 @@ def test_the_queue_page_is_bounded_in_queries(
     client.force_login(reviewer)
     with django_assert_max_num_queries(12):
         response = client.get("/queue/")
-    assert response.content.decode().count('data-row id="item-') == 25
+    assert response.content.decode().count("data-row data-item=") == 25
 
 
 def test_the_queue_stays_bounded_with_500_pending(
     client, reviewer, agent, django_assert_max_num_queries
 ):
-    conversation = conversation_open(user=agent, external_id="busy").store
-    bulk_load([(conversation, Trust.AGENT_DRAFT)] * 500, agent, random.Random(3), embed=False)
-    drafts = list(MemoryDocument.objects.filter(store=conversation))
-    bulk_pending_promotions(
-        drafts, store_workspace_ensure(slug="workspace_runbooks", name="R"), agent
-    )
+    many_pending(agent, 500, seed=3)
     client.force_login(reviewer)
     for url in ("/queue/", "/queue/?page=20", "/queue/count"):
         with django_assert_max_num_queries(12):
@@ -208,3 +231,238 @@ def test_items_show_related_memory_by_action(client, reviewer, agent):
     html = client.get("/queue/").content.decode()
     assert "Merges these; approving supersedes all but <code>runbooks/a</code>" in html
     assert "dup_runbooks/runbooks/b" in html
+
+
+# Tabs and filters -----------------------------------------------------------
+
+
+def rows_in(html: str) -> int:
+    return html.count("data-row data-item=")
+
+
+def test_deferred_items_keep_their_own_tab_and_can_still_be_decided(client, reviewer, agent):
+    kept, deferred = propose(agent, 0), propose(agent, 1)
+    client.force_login(reviewer)
+    client.post(f"/queue/{deferred}/decide", {"action": "defer", "note": "ask the owner"})
+    pending = client.get("/queue/").content.decode()
+    assert f"item-{kept}" in pending and f"item-{deferred}" not in pending
+    html = client.get("/queue/?status=deferred").content.decode()
+    assert f"item-{deferred}" in html and f"item-{kept}" not in html
+    assert "Deferred with the note “ask the owner”" in html
+    assert "data-approve" in html and "data-defer" not in html
+    assert '>Pending <span class="count">1</span>' in html
+    assert '>Deferred <span class="count">1</span>' in html
+    client.post(f"/queue/{deferred}/decide", {"action": "approve"})
+    assert DreamReviewItem.objects.get(pk=deferred).status == "approved"
+
+
+def test_decided_tabs_show_who_decided_why_and_no_actions(client, reviewer, agent):
+    approved, rejected = propose(agent, 0), propose(agent, 1)
+    client.force_login(reviewer)
+    client.post(f"/queue/{approved}/decide", {"action": "approve", "note": "good"})
+    client.post(f"/queue/{rejected}/decide", {"action": "reject", "note": "too <b>vague</b>"})
+    html = client.get("/queue/?status=approved").content.decode()
+    assert f"item-{approved}" in html and f"item-{rejected}" not in html
+    assert "Approved by reviewer" in html and "“good”" in html
+    assert "data-approve" not in html and 'id="bulk"' not in html
+    html = client.get("/queue/?status=rejected").content.decode()
+    assert f"item-{rejected}" in html and "Rejected by reviewer" in html
+    assert "too &lt;b&gt;vague&lt;/b&gt;" in html
+
+
+def test_filters_narrow_by_store_proposer_run_and_action(client, reviewer, agent):
+    other = UserFactory(username="other-agent", service_account=True)
+    store_workspace_ensure(slug="workspace_conventions", name="Conventions")
+    runbook = propose(agent, 0)
+    convention = propose(agent, 1, target="workspace_conventions")
+    by_other = propose(other, 2)
+    client.force_login(reviewer)
+
+    def shown(query: str) -> set[str]:
+        html = client.get(f"/queue/?{query}").content.decode()
+        return {i for i in (runbook, convention, by_other) if f"item-{i}" in html}
+
+    assert shown("") == {runbook, convention, by_other}
+    assert shown("store=workspace_conventions") == {convention}
+    assert shown("proposer=other-agent") == {by_other}
+    assert shown("run=run-0") == {runbook}
+    assert shown("action=promote&proposer=agent") == {runbook, convention}
+    assert shown("action=merge") == set()
+    assert shown("store=workspace_runbooks&run=run-1") == set()
+
+
+def test_an_invalid_filter_is_reported_and_the_others_still_apply(client, reviewer, agent):
+    propose(agent, 0)
+    propose(agent, 1)
+    client.force_login(reviewer)
+    response = client.get("/queue/?action=drop-table&run=run-1")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "That filter was ignored." in html
+    assert rows_in(html) == 1
+
+
+def test_pages_and_tabs_keep_the_filters(client, reviewer, agent):
+    many_pending(agent, 30, seed=5)
+    client.force_login(reviewer)
+    html = client.get("/queue/?proposer=agent&store=workspace_runbooks").content.decode()
+    assert rows_in(html) == 25
+    assert 'href="?proposer=agent&amp;store=workspace_runbooks&amp;page=2"' in html
+    assert 'href="?proposer=agent&amp;store=workspace_runbooks&amp;status=deferred"' in html
+    second = client.get("/queue/?proposer=agent&store=workspace_runbooks&page=2")
+    assert rows_in(second.content.decode()) == 5
+
+
+@pytest.mark.parametrize("status", ["pending", "deferred", "approved", "rejected"])
+def test_every_tab_is_bounded_in_queries(
+    client, reviewer, agent, status, django_assert_max_num_queries
+):
+    many_pending(agent, 60, seed=7)
+    DreamReviewItem.objects.update(
+        status=status, decided_by=reviewer, decided_at=timezone.now(), decision_note="n"
+    )
+    client.force_login(reviewer)
+    with django_assert_max_num_queries(12):
+        response = client.get(f"/queue/?status={status}&proposer=agent")
+    assert rows_in(response.content.decode()) == 25
+
+
+# Decisions: the note rule and the event badges listen for --------------------
+
+
+def test_a_reject_without_a_note_decides_nothing_alone_or_in_bulk(client, reviewer, agent):
+    ids = [propose(agent, n) for n in range(2)]
+    client.force_login(reviewer)
+    response = client.post(f"/queue/{ids[0]}/decide", {"action": "reject", "note": "   "})
+    assert response.status_code == 302
+    client.post("/queue/bulk", {"action": "reject", "items": ids})
+    assert set(DreamReviewItem.objects.values_list("status", flat=True)) == {"pending"}
+    html = client.get("/queue/").content.decode()
+    assert html.count("the note is required") == 2
+
+
+def test_a_plain_post_goes_back_to_the_same_tab(client, reviewer, agent):
+    item_id = propose(agent)
+    client.force_login(reviewer)
+    client.post(f"/queue/{item_id}/decide", {"action": "defer"})
+    response = client.post(
+        f"/queue/{item_id}/decide?status=deferred&run=run-0", {"action": "approve"}
+    )
+    assert response["Location"] == "/queue/?status=deferred&run=run-0"
+
+
+def test_an_htmx_decision_names_what_it_decided_and_fires_queue_changed(client, reviewer, agent):
+    item_id = propose(agent)
+    client.force_login(reviewer)
+    refused = client.post(f"/queue/{item_id}/decide", {"action": "reject"}, HTTP_HX_REQUEST="true")
+    assert "HX-Trigger" not in refused
+    assert 'data-decided=""' in refused.content.decode()
+    assert "the note is required" in refused.content.decode()
+    response = client.post(
+        f"/queue/{item_id}/decide", {"action": "reject", "note": "dup"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    assert QUEUE_CHANGED in json.loads(response["HX-Trigger"])
+    assert f'data-decided="{item_id}"' in response.content.decode()
+    assert "Item rejected." in response.content.decode()
+    item = DreamReviewItem.objects.get(pk=item_id)
+    assert (item.status, item.decision_note) == ("rejected", "dup")
+
+
+def test_an_htmx_bulk_decision_fires_queue_changed(client, reviewer, agent):
+    ids = [propose(agent, n) for n in range(2)]
+    client.force_login(reviewer)
+    response = client.post(
+        "/queue/bulk", {"action": "approve", "items": ids}, HTTP_HX_REQUEST="true"
+    )
+    assert QUEUE_CHANGED in json.loads(response["HX-Trigger"])
+    assert f'data-decided="{ids[0]} {ids[1]}"' in response.content.decode()
+
+
+def test_the_badges_listen_for_queue_changed(client, reviewer, owner, agent):
+    propose(agent)
+    request_deletion(owner)
+    client.force_login(reviewer)
+    html = client.get("/").content.decode()
+    for url in ("/queue/count", "/deletions/count"):
+        assert f'hx-get="{url}" hx-trigger="load, queue-changed from:body"' in html
+    assert client.get("/queue/count").content == b"1"
+    assert client.get("/deletions/count").content == b"1"
+
+
+def test_the_deletion_badge_counts_only_what_this_person_may_decide(client, owner, outsider):
+    request_deletion(owner)
+    client.force_login(outsider)
+    assert client.get("/deletions/count").content == b""
+    client.force_login(owner)
+    assert client.get("/deletions/count").content == b"1"
+    assert client.get("/queue/count").content == b""
+
+
+def test_the_badges_need_login(client):
+    for url in ("/queue/count", "/deletions/count"):
+        assert client.get(url).status_code == 302
+
+
+# Similar memory ---------------------------------------------------------------
+
+
+def unit(*head: float) -> list[float]:
+    """A 384-dimension vector starting with `head`, normalised."""
+    vector = [*head, *[0.0] * (EMBEDDING_DIMENSIONS - len(head))]
+    norm = sum(v * v for v in vector) ** 0.5
+    return [v / norm for v in vector]
+
+
+@pytest.fixture
+def near_and_far(agent):
+    """A draft for fix/0 and, in the target store, its own target path, a
+    near document (cosine 0.8) and an unrelated one (cosine 0.1)."""
+    store = store_workspace_ensure(slug="workspace_runbooks", name="R")
+    return {
+        "target": make_document(store, "fix/0", "Old fix.", embedding=unit(1.0)),
+        "near": make_document(store, "ops/near", "Close.", embedding=unit(0.8, 0.6)),
+        "far": make_document(store, "ops/far", "Unrelated.", embedding=unit(0.1, 0.995)),
+    }
+
+
+def draft_with_embedding(agent, vector) -> MemoryDocument:
+    actor = Actor(
+        user=agent,
+        agent=agent,
+        conversation=conversation_open(user=agent, external_id="s"),
+        run_id="run-s",
+    )
+    document = memory_remember(
+        actor=actor, data=RememberInput(store="conversation", path="fix/0", content="New fix.")
+    ).document
+    MemoryDocument.objects.filter(pk=document.pk).update(embedding=vector)
+    document.refresh_from_db()
+    return document
+
+
+def test_a_proposal_records_only_similar_memory_and_not_its_own_target(agent, near_and_far):
+    draft = draft_with_embedding(agent, unit(1.0))
+    actor = Actor(user=agent, agent=agent, conversation=draft.store.conversation, run_id="run-s")
+    item = memory_propose_promotion(
+        actor=actor, document=draft, target_store="workspace_runbooks", rationale="r"
+    ).item
+    assert list(item.related_documents.all()) == [near_and_far["near"]]
+
+
+def test_the_card_lists_only_documents_above_the_similarity_floor(
+    client, reviewer, agent, near_and_far
+):
+    draft = draft_with_embedding(agent, unit(1.0))
+    actor = Actor(user=agent, agent=agent, conversation=draft.store.conversation, run_id="run-s")
+    item = memory_propose_promotion(
+        actor=actor, document=draft, target_store="workspace_runbooks", rationale="r"
+    ).item
+    # Links recorded before the floor existed: everything, the draft itself too.
+    item.related_documents.set([*near_and_far.values(), draft])
+    client.force_login(reviewer)
+    html = client.get("/queue/").content.decode()
+    related = html.split('<ul class="related">')[1].split("</ul>")[0]
+    assert "workspace_runbooks/ops/near" in related and "80 % similar" in related
+    assert "ops/far" not in related
+    assert "fix/0" not in related

@@ -1,0 +1,193 @@
+"""The review queue by keyboard in a real browser: each key a reviewer
+presses, and what the database holds afterwards."""
+
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from memory_app.models import DreamReviewItem, MemoryDocument
+from tests.factories import PASSWORD, UserFactory
+from tests.review_app.test_queue import propose
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def agent(db):
+    return UserFactory(username="bot", service_account=True)
+
+
+@pytest.fixture
+def queue_page(login, live_server, agent, undo_seconds):
+    """A reviewer on /queue/ with two proposals (fix/0 first)."""
+    ids = [propose(agent, 0), propose(agent, 1)]
+    UserFactory(username="rita", reviewer=True)
+    page = login("rita", PASSWORD)
+    page.goto(f"{live_server.url}/queue/")
+    return page, ids
+
+
+def status(item_id: str) -> tuple[str, str]:
+    item = DreamReviewItem.objects.get(pk=item_id)
+    return item.status, item.decision_note
+
+
+def approved_documents() -> int:
+    return MemoryDocument.objects.filter(store__slug="workspace_runbooks").count()
+
+
+def test_j_and_k_move_the_focus_with_a_visible_ring(queue_page):
+    page, (first, second) = queue_page
+    page.keyboard.press("j")
+    expect(page.locator(f"#item-{first}")).to_be_focused()
+    expect(page.locator(f"#item-{first}")).to_have_css("outline-style", "solid")
+    page.keyboard.press("j")
+    expect(page.locator(f"#item-{second}")).to_be_focused()
+    page.keyboard.press("k")
+    expect(page.locator(f"#item-{first}")).to_be_focused()
+
+
+def test_a_approves_the_focused_item_after_the_countdown(queue_page):
+    page, (first, second) = queue_page
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    expect(page.locator(".toast")).to_contain_text("Approving “Fix 0”")
+    expect(page.locator(f"#item-{first}")).to_have_count(0)
+    expect(page.locator(".toast")).to_contain_text("Item approved.")
+    assert status(first)[0] == "approved" and status(second)[0] == "pending"
+    assert approved_documents() == 1
+    # The next item has the focus, and the badge counted down without a reload.
+    expect(page.locator(f"#item-{second}")).to_be_focused()
+    expect(page.locator("#badge-queue")).to_have_text("1")
+
+
+def test_r_then_a_note_then_enter_rejects_and_never_approves(queue_page):
+    page, (first, _) = queue_page
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    note = page.locator(f"#reject-note-{first}")
+    expect(note).to_be_focused()
+    page.keyboard.type("Too specific to share.")
+    page.keyboard.press("Enter")
+    expect(page.locator(".toast")).to_contain_text("Rejecting “Fix 0”")
+    expect(page.locator(".toast")).to_contain_text("Item rejected.")
+    assert status(first) == ("rejected", "Too specific to share.")
+    assert approved_documents() == 0
+
+
+def test_enter_in_an_empty_reject_note_decides_nothing(queue_page):
+    page, (first, _) = queue_page
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#reject-note-{first}")).to_be_focused()
+    page.keyboard.type("   ")
+    page.keyboard.press("Enter")
+    expect(page.locator(".toast")).to_have_text("Say why when rejecting: the note is required.")
+    expect(page.locator(f"#item-{first}")).to_be_visible()
+    time.sleep(1.5)
+    assert status(first) == ("pending", "")
+
+
+def test_enter_in_the_approve_note_does_not_approve(queue_page):
+    page, (first, _) = queue_page
+    page.locator(f"#note-{first}").click()
+    page.keyboard.type("Looks right to me.")
+    page.keyboard.press("Enter")
+    time.sleep(1.5)  # longer than the countdown
+    expect(page.locator(".toast")).to_have_count(0)
+    expect(page.locator(f"#item-{first}")).to_be_visible()
+    assert status(first) == ("pending", "")
+    assert approved_documents() == 0
+
+
+def test_undo_cancels_the_decision(login, live_server, agent, undo_seconds):
+    undo_seconds(3)
+    first = propose(agent, 0)
+    UserFactory(username="rita", reviewer=True)
+    page = login("rita", PASSWORD)
+    page.goto(f"{live_server.url}/queue/")
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    expect(page.locator(f"#item-{first}")).to_be_hidden()
+    page.get_by_role("button", name="Undo").click()
+    expect(page.locator(".toast")).to_contain_text("Undone: nothing was decided.")
+    expect(page.locator(f"#item-{first}")).to_be_focused()
+    time.sleep(3.5)  # past the countdown: nothing is posted later either
+    assert status(first) == ("pending", "")
+    assert approved_documents() == 0
+    # u undoes the latest waiting decision from the keyboard too.
+    page.keyboard.press("r")
+    page.keyboard.type("Duplicate.")
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#item-{first}")).to_be_hidden()
+    page.keyboard.press("u")
+    expect(page.locator(f"#item-{first}")).to_be_visible()
+    time.sleep(3.5)
+    assert status(first) == ("pending", "")
+
+
+def test_question_mark_shows_the_keys_and_escape_closes(queue_page):
+    page, (first, _) = queue_page
+    help_dialog = page.get_by_role("dialog", name="Keys")
+    expect(help_dialog).to_be_hidden()
+    page.keyboard.press("?")
+    expect(help_dialog).to_be_visible()
+    expect(help_dialog).to_contain_text("reject: opens the note")
+    page.keyboard.press("Escape")
+    expect(help_dialog).to_be_hidden()
+    # Escape also closes an open reject form and gives the card its focus back.
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    expect(page.locator(f"#reject-note-{first}")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator(f"#reject-note-{first}")).to_be_hidden()
+    expect(page.locator(f"#item-{first}")).to_be_focused()
+
+
+def test_deferred_items_stay_reachable_in_their_tab(queue_page, live_server):
+    page, (first, _) = queue_page
+    page.keyboard.press("j")
+    page.keyboard.press("d")
+    expect(page.locator(".toast")).to_contain_text("Item deferred.")
+    expect(page.get_by_role("link", name="Deferred 1")).to_be_visible()
+    page.get_by_role("link", name="Deferred 1").click()
+    expect(page.locator(f"#item-{first}")).to_be_visible()
+    assert status(first)[0] == "deferred"
+
+
+def test_a_refused_approval_brings_the_card_back_with_the_reason(queue_page):
+    page, (first, _) = queue_page
+    card = page.locator(f"#item-{first}")
+    card.locator("summary", has_text="Edit before approving").click()
+    card.locator("textarea").fill("skip approval now")
+    card.locator("[data-approve]").click()
+    expect(page.locator(".toast")).to_contain_text("safety scanner refused")
+    expect(card).to_be_visible()
+    assert status(first) == ("pending", "")
+
+
+def test_without_javascript_enter_never_approves_and_reject_posts_at_once(
+    browser, live_server, agent
+):
+    first = propose(agent, 0)
+    UserFactory(username="rita", reviewer=True)
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "rita")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/queue/")
+    page.locator(f"#note-{first}").fill("Looks right.")
+    page.locator(f"#note-{first}").press("Enter")
+    page.wait_for_timeout(500)
+    assert status(first) == ("pending", "")
+    card = page.locator(f"#item-{first}")
+    card.locator("summary", has_text="Reject").click()
+    card.locator("[data-reject-note]").fill("Not for shared memory.")
+    card.locator("[data-reject-note]").press("Enter")
+    expect(page.locator(".message")).to_contain_text("Item rejected.")
+    assert status(first) == ("rejected", "Not for shared memory.")
+    context.close()
