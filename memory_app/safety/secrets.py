@@ -17,7 +17,7 @@ from memory_app.safety.types import Detector, Span
 # Words that name a secret inside an identifier (DB_PASSWORD, apiKey, …).
 _SECRET_WORD = (
     r"pass(?:word|wd|phrase|wort)?|pwd|secret|token|api[_.-]?key|apikey|access[_.-]?key"  # noqa: S105
-    r"|private[_.-]?key|auth[_.-]?key|credentials?|license[_.-]?key|signing[_.-]?key"
+    r"|private[_.-]?key|auth[_.-]?key|credentials?|licen[cs]e(?:[_.-]?key)?|signing[_.-]?key"
     r"|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|app[_.-]?key"
     r"|(?<=[a-z0-9_.-])(?:key|private|access)\b|(?<=[a-z0-9])(?-i:KEY|PRIVATE|ACCESS)"
     r"|(?<=[_.-])pat\b"
@@ -35,7 +35,8 @@ _GLUED_PASS = re.compile(
     r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))(?:.*[a-z])pass(?:$|[^a-z])"
 )
 _KEY = rf"(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD})[\w.-]*"
-_QUOTED = r"(?P<q>[\"'`])(?P<qv>(?:(?!(?P=q))[^\n]){{{min},200}})(?P=q)"
+# A quoted value, the quotes possibly escaped as inside a string literal (\"…\").
+_QUOTED = r"\\?(?P<q>[\"'`])(?P<qv>(?:(?!\\?(?P=q))[^\n]){{{min},200}})\\?(?P=q)"
 _BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
 
 _ASSIGNMENT = re.compile(
@@ -46,7 +47,7 @@ _ASSIGNMENT = re.compile(
 # two short words, then a long token that mixes digits and letters or is
 # long enough (20+) not to be a word.
 _SPACED = re.compile(
-    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access))(?:\s+(?:key|token|code|id)\b)?\s+"
+    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access)(?:\s+(?:key|token|code|id)\b)?)\s+"
     r"[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}|[A-Za-z0-9_-]{20,200}))"
     r"(?![\w+/=])"
 )
@@ -55,6 +56,10 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     # The engine's AWS rule rejects many real-shaped key IDs; the prefix is enough.
     "aws_access_key_id": re.compile(
         r"(?<![A-Z0-9])(?P<bv>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|A3T[A-Z0-9])[A-Z0-9]{16})(?![A-Z0-9])"
+    ),
+    # A chat bot token: the bot's numeric id, a colon, 35 characters of key.
+    "bot_token": re.compile(
+        r"(?<![\w:])(?P<bv>\d{8,10}:(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{35})(?![\w-])"
     ),
     "url_credentials": re.compile(
         r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"\[\]]+:(?P<bv>[^\s@/'\"\[\]]{3,})@[\w.\[\]-]+"
@@ -70,7 +75,8 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     # Prose: "the password for the admin user is 'hunter22'".
     "password_in_prose": re.compile(
-        r"(?i)\b(?:password|passphrase|passcode|secret|token)\b[^.\n\"']{0,40}?\b(?:is|was)\s*:?\s*"
+        r"(?i)\b(?:password|passphrase|passcode|secret|token)\b"
+        r"(?:[^.\n\"']|\"[^\"\n]{1,30}\"|'[^'\n]{1,30}'){0,40}?\b(?:is|was)\s*:?\s*"
         r"[\"'`](?P<qv>[^\"'`\n]{3,64})[\"'`]"
     ),
     # A lowercase vendor prefix and a long mixed token: tfp_…, odt_…, tvly-…
@@ -119,13 +125,22 @@ _K8S_DATA = re.compile(
 _K8S_ENTRY = re.compile(r"(?m)^\s+[\w.-]+:\s*[\"']?(?P<bv>[^\s\"']{4,})")
 
 
-_STRONG_KEY = re.compile(r"pass|pwd|secret|token|cred|auth", re.I)
+_STRONG_KEY = re.compile(r"pass|pwd|secret|token|cred|auth|private[_ .-]?key", re.I)
 
 
 def _random_looking(value: str) -> bool:
     return (
         len(value) >= 16 and bool(re.search(r"\d", value)) and bool(re.search(r"[A-Za-z]", value))
     )
+
+
+_PASSPHRASE = re.compile(r"[^\s()=+]+(?: [^\s()=+]+){1,4}")
+
+
+def _passphrase(key: str, match: re.Match[str], value: str) -> bool:
+    """A quoted password of a few words ('open sesame'), not code with spaces."""
+    quoted = "qv" in match.re.groupindex and match.group("qv") is not None
+    return quoted and bool(re.search(r"pass|pwd", key, re.I)) and bool(_PASSPHRASE.fullmatch(value))
 
 
 def _value(match: re.Match[str]) -> tuple[str, int, int] | None:
@@ -142,18 +157,21 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
         key = match.group("key") if "key" in match.re.groupindex else "password"
         if _NOT_A_VALUE_KEY.search(key) or _GLUED_PASS.search(key):
             return False
-        if value.startswith(("/", "./", "~/", "http://", "https://")) or is_reference(value):
+        if value.startswith(("/", "./", "~/", "http://", "https://")):
+            return False
+        if is_reference(value) and not _passphrase(key, match, value):
             return False
         if not _STRONG_KEY.search(key) and not _random_looking(value):
             return False  # tag_key = "field": only a random value makes "key" a secret
         if (
             name == "password_assignment"
             and match.group("qv") is None
-            and match.group("sep") != "="
+            and "=" not in match.group("sep")
         ):
             # Unquoted prose ("the token is stored …") needs a value that
-            # does not read as a word: a digit or a symbol in it. Env and
-            # connection-string syntax (PASSWORD=word) is not prose.
+            # does not read as a word: a digit or a symbol in it. Env,
+            # code and connection-string syntax (PASSWORD=word,
+            # $password = word) is not prose.
             return bool(re.search(r"[\d!@#$%^&*+=?~]", value)) or len(value) >= 12
     return True
 
@@ -182,7 +200,7 @@ _KEYWORD_RULES = {
     "credential_call",
     "password_line",
 }
-_KEYWORD = re.compile(r"pass|pwd|secret|token|key|private|access|cred|auth|pat\b", re.I)
+_KEYWORD = re.compile(r"pass|pwd|secret|token|key|private|access|cred|auth|licen|pat\b", re.I)
 
 
 def _keyword_regions(text: str) -> list[tuple[int, int]]:
