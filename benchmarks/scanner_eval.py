@@ -12,6 +12,12 @@ questions:
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
+The injection classifier was trained on `injection.jsonl`, part of the
+other two sets' prose and our corpus; on those texts its verdict here is
+the one of `benchmarks/train_injection.py`'s held-out folds (a model that
+did not see the text), unless `--committed-model` asks for the committed
+model's own, flattering, verdict.
+
 For a public set, an item counts as caught when a finding of that set's
 family fires (a credential rule on `secrets.jsonl`, the log-dump rule on
 `logs.jsonl`, an injection rule on `injection.jsonl`); "any" also counts a
@@ -127,9 +133,21 @@ def own_items(per_kind: int) -> list[Item]:
     ]
 
 
-def families_flagged(text: str) -> set[str]:
+CLASSIFIER = "prompt_injection.classifier"
+
+
+def families_flagged(text: str, held_out: dict[str, bool] | None = None) -> set[str]:
+    """The families that block `text`.
+
+    With `held_out` (text -> verdict of an injection model trained without
+    that text), the committed classifier's verdict is replaced by the
+    held-out one for every text the committed model was trained on.
+    """
     findings = scan_fields({"content": text}, conversation_store=False)
-    return {family_of(f.detector) for f in findings if f.blocking}
+    if held_out is None or text not in held_out:
+        return {family_of(f.detector) for f in findings if f.blocking}
+    families = {family_of(f.detector) for f in findings if f.blocking and f.detector != CLASSIFIER}
+    return families | ({"injection"} if held_out[text] else set())
 
 
 @dataclass
@@ -164,11 +182,18 @@ HEADER = (
 )
 
 
-def score(name: str, items: Iterable[Item], family: str, *, min_kind: int) -> dict[str, Tally]:
+def score(
+    name: str,
+    items: Iterable[Item],
+    family: str,
+    *,
+    min_kind: int,
+    held_out: dict[str, bool] | None = None,
+) -> dict[str, Tally]:
     total, by_source, by_kind = Tally(), defaultdict(Tally), defaultdict(Tally)
     in_policy, outside = Tally(), defaultdict(Tally)
     for item in items:
-        families = families_flagged(item.text)
+        families = families_flagged(item.text, held_out)
         for tally in (total, by_source[item.source], by_kind[item.kind]):
             tally.add(item, families, family)
         if item.in_policy:
@@ -203,13 +228,24 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
     parser.add_argument("--only", choices=[*PUBLIC_SETS, "own"], action="append")
+    parser.add_argument(
+        "--committed-model",
+        action="store_true",
+        help="score injection with the committed classifier even on the texts it was trained on",
+    )
     args = parser.parse_args()
     chosen = args.only or [*PUBLIC_SETS, "own"]
+    held_out = None
+    if not args.committed_model:
+        from benchmarks.train_injection import held_out_verdicts
+
+        held_out = held_out_verdicts(args.corpora)
     for name in PUBLIC_SETS:
         if name in chosen:
-            score(f"{name}.jsonl", public_items(args.corpora, name), name, min_kind=5)
+            items = public_items(args.corpora, name)
+            score(f"{name}.jsonl", items, name, min_kind=5, held_out=held_out)
     if "own" in chosen:
-        score("own corpus", own_items(args.per_kind), "secrets", min_kind=1)
+        score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,111 @@ _PHRASES = {
 # Persona names (DAN, STAN) match in capitals only: "Dan" is a colleague.
 _COMPILED = {name: re.compile(pattern, re.I) for name, pattern in _PHRASES.items()}
 
+_DISMISS_STEMS = ("ignor", "forget", "disregard", "overrid", "neglect", "skip", "drop", "abandon")
+_DISMISS_STEMS += ("discard", "aside", "attention")
+_ORDER_STEMS = ("instruction", "prompt", "rules", "direction", "directive", "guideline")
+_ORDER_STEMS += ("guidance", "messages", "commands", "constraints", "orders", "context", "program")
+_VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignored", "apply")
+_VOID_STEMS += ("disregarded", "forgotten")
+# What a rule cannot match without: alternatives, each a list of groups of
+# which every one must have a word in the lowered text. Every match of a
+# rule holds one of its alternatives, so a text that holds none is skipped
+# without running the pattern; on ordinary text that skips most rules,
+# which is most of the time a long write spends here.
+_NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
+    "ignore_instructions": ((_DISMISS_STEMS,), (_ORDER_STEMS, _VOID_STEMS)),
+    "disregard_safety": (
+        (
+            ("disregard", "ignor", "bypass", "disable", "turn", "circumvent", "remove", "without"),
+            ("safety", "guardrail", "filter", "restriction", "censorship", "ethical", "polic"),
+        ),
+    ),
+    "skip_approval": (
+        (
+            ("skip", "bypass", "circumvent", "ignor", "avoid"),
+            ("approval", "review", "verification", "confirmation", "sign"),
+        ),
+    ),
+    "no_confirmation": ((("approval", "confirmation", "permission"), ("ask", "wait")),),
+    "role_override": (
+        (
+            ("you", "act", "pretend"),
+            ("unrestricted", "unfiltered", "uncensored", "jailbroken", "evil", "amoral"),
+        ),
+        (("you", "act", "pretend"), ("unethical", "dan", "developer", "root", "without")),
+        (("you", "act", "pretend"), ("different", "another")),
+    ),
+    "persona_jailbreak": (
+        (("dan", "stan", "dude", "aim", "anything", "developer", "jailbroken", "immerse"),),
+        (("free",), ("confines", "restrictions", "rules")),
+        (("bound", "restricted", "limited"), ("not", "never", "longer")),
+        (("character",), ("stay",)),
+    ),
+    "prompt_extraction": (
+        (
+            ("repeat", "print", "reveal", "show", "output", "display", "dump", "recite", "spell"),
+            ("initial", "original", "system", "hidden", "secret", "previous", "first", "full"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("write", "translate", "tell", "leak", "paste"),
+            ("initial", "original", "system", "hidden", "secret", "previous", "first", "full"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("repeat", "print", "reveal", "show", "output", "display", "dump", "recite", "spell"),
+            ("entire", "exact"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("write", "translate", "tell", "leak", "paste"),
+            ("entire", "exact"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("repeat", "print", "output", "return", "write"),
+            ("text", "words", "content", "everything"),
+            ("above", "before", "far"),
+        ),
+        (("your",), ("prompt", "instructions")),
+    ),
+    "agent_directed": (
+        (
+            ("reading", "processing", "summari", "read", "see", "process", "retriev", "load"),
+            ("this",),
+        ),
+        (
+            ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),
+            ("data", "conversation", "chat", "history", "credential", "password", "contents"),
+        ),
+        (
+            ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),
+            ("files", "messages", "secrets", "keys", "tokens"),
+        ),
+        (
+            ("execute", "run", "eval"),
+            ("code", "command", "script", "payload", "shell"),
+            ("now", "immediately", "first", "silently", "without"),
+        ),
+        (("tool",), ("call", "invoke", "use")),
+        (("append",),),
+    ),
+    "fake_system_message": (
+        (("im_start", "inst]", "begin"),),
+        (("system",), ("<",)),
+        (("system", "assistant"), ("instruction",)),
+    ),
+    "new_instructions": ((("new", "updated", "revised", "real", "actual"), ("instructions",)),),
+}
+
+
+def _may_match(rule: str, lowered: str) -> bool:
+    return any(
+        all(any(stem in lowered for stem in group) for group in alternative)
+        for alternative in _NEEDS[rule]
+    )
+
+
 # Policy text forbids these acts ("never skip approval", "do not ignore
 # previous alerts"); a negation right before the phrase makes it benign.
 # Only the imperative rules are negatable: a role override never is.
@@ -125,7 +230,10 @@ def _injection_spans(text: str) -> list[Span]:
     its vocabulary is the attack's.
     """
     spans, negated = [], False
+    lowered = text.lower()
     for name, pattern in _COMPILED.items():
+        if not _may_match(name, lowered):
+            continue
         for match in pattern.finditer(text):
             if name in _NEGATABLE and _negated(text, match.start()):
                 negated = True

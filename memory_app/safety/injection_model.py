@@ -20,7 +20,7 @@ import json
 import math
 import re
 from functools import cache
-from itertools import pairwise
+from itertools import pairwise, repeat
 from pathlib import Path
 
 from memory_app.safety.types import Span
@@ -61,16 +61,27 @@ def windows(count: int) -> list[int]:
     return starts if starts[-1] == last else [*starts, last]
 
 
-def classifier_spans(text: str) -> list[Span]:
-    weights, bias, threshold = model()
-    tokens = tokenize(text)
-    words = [t.group() for t in tokens]
+def _best_window(words: list[str], weights: dict[str, float], bias: float) -> tuple[float, int]:
+    """The highest-scoring window; the same score as window_score, with
+    each bigram built once for the whole text rather than once per window."""
+    bigrams = [f"{a} {b}" for a, b in pairwise(words)]
     best, best_start = -math.inf, 0
     for start in windows(len(words)):
-        score = window_score(words[start : start + WINDOW_WORDS], weights, bias)
+        found = set(words[start : start + WINDOW_WORDS])
+        found.update(bigrams[start : start + WINDOW_WORDS - 1])
+        if not found:
+            continue
+        score = bias + sum(map(weights.get, found, repeat(0.0))) / math.sqrt(len(found))
         if score > best:
             best, best_start = score, start
+    return best, best_start
+
+
+def classifier_spans(text: str) -> list[Span]:
+    weights, bias, threshold = model()
+    best, best_start = _best_window(_WORD.findall(text.lower()), weights, bias)
     if best < threshold:
         return []
+    tokens = tokenize(text)  # positions, only for the rare text that is flagged
     last = min(best_start + WINDOW_WORDS, len(tokens)) - 1
     return [Span("prompt_injection.classifier", tokens[best_start].start(), tokens[last].end())]
