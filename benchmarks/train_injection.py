@@ -159,7 +159,9 @@ def held_out_verdicts(corpora: Path) -> dict[str, bool]:
     rows = load(corpora)
     scores = out_of_fold_scores(rows, feature_sets(rows))
     threshold = held_out_threshold(rows, scores)
-    return {text: bool(score >= threshold) for (text, _, _), score in zip(rows, scores, strict=True)}
+    return {
+        text: bool(score >= threshold) for (text, _, _), score in zip(rows, scores, strict=True)
+    }
 
 
 def train(corpora: Path) -> dict:

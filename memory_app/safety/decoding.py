@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
-_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}[^\s%]{0,8}){3,}")
+# The look-aheads name what a run must start with, so the regex engine
+# skips every other position at once.
+_HEX = re.compile(r"(?=[0-9A-Fa-f]{16})(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+_PERCENT = re.compile(r"(?=%)(?:%[0-9A-Fa-f]{2}[^\s%]{0,8}){3,}")
 _READABLE = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]")
 MIN_DECODED_CHARS = 8
 

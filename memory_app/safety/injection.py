@@ -209,6 +209,32 @@ def _may_match(rule: str, lowered: str) -> bool:
     )
 
 
+def _regions(rule: str, lowered: str) -> list[tuple[int, int]]:
+    """The lines around each word a match of `rule` must hold, merged.
+
+    Every match holds a word of the first group of one alternative; the
+    line before and after cover a phrase wrapped over lines.
+    """
+    anchors = {stem for alternative in _NEEDS[rule] for stem in alternative[0]}
+    regions: list[tuple[int, int]] = []
+    for stem in anchors:
+        at = lowered.find(stem)
+        while at != -1:
+            start = lowered.rfind("\n", 0, max(lowered.rfind("\n", 0, at), 0)) + 1
+            end = lowered.find("\n", lowered.find("\n", at) + 1)
+            if lowered.find("\n", at) == -1 or end == -1:
+                end = len(lowered)
+            regions.append((start, end))
+            at = lowered.find(stem, at + len(stem))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(regions):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 # Policy text forbids these acts ("never skip approval", "do not ignore
 # previous alerts"); a negation right before the phrase makes it benign.
 # Only the imperative rules are negatable: a role override never is.
@@ -231,10 +257,13 @@ def _injection_spans(text: str) -> list[Span]:
     """
     spans, negated = [], False
     lowered = text.lower()
+    exact = len(lowered) == len(text)  # else positions in `lowered` are not the text's
     for name, pattern in _COMPILED.items():
         if not _may_match(name, lowered):
             continue
-        for match in pattern.finditer(text):
+        regions = _regions(name, lowered) if exact else [(0, len(text))]
+        matches = (m for start, end in regions for m in pattern.finditer(text, start, end))
+        for match in matches:
             if name in _NEGATABLE and _negated(text, match.start()):
                 negated = True
             else:

@@ -9,7 +9,7 @@ a value that is a placeholder (placeholders.py) never blocks.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from memory_app.safety.placeholders import is_placeholder, is_reference
 from memory_app.safety.types import Detector, Span
@@ -190,27 +190,49 @@ def _k8s_secret_spans(text: str) -> list[Span]:
     return spans
 
 
-# The assignment-like rules are costly on long text, and every one of them
-# needs a secret word; they run only on the lines around such a word.
-_KEYWORD_RULES = {
-    "password_assignment",
-    "keyword_token",
-    "password_in_prose",
-    "key_value_attribute",
-    "credential_call",
-    "password_line",
+# Most rules cannot match without a word or literal in the text: a secret
+# word for the assignment rules, "://" for a URL, "eyJ" for a JWT. Each
+# such rule runs only on the lines around one (with the line after, where
+# a value may sit), found with str.find in the lowered text; on a long
+# write that is a few lines instead of the whole text, and most of the
+# scan's time saved. Rules that need a long token run on the lines that
+# hold one.
+_SECRET_STEMS = ("pass", "pwd", "secret", "token", "key", "private", "access", "cred", "auth")
+_SECRET_STEMS += ("licen", "pat")
+_RULE_STEMS: dict[str, tuple[str, ...]] = {
+    "password_assignment": _SECRET_STEMS,
+    "keyword_token": _SECRET_STEMS,
+    "password_in_prose": _SECRET_STEMS,
+    "key_value_attribute": _SECRET_STEMS,
+    "credential_call": _SECRET_STEMS,
+    "password_line": _SECRET_STEMS,
+    "aws_access_key_id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "a3t"),
+    "url_credentials": ("://",),
+    "cli_credentials": ("-u",),
+    "authorization_header": ("authori", "bearer", "basic", "token", "digest"),
+    "kubeconfig_credential": ("-data", "token"),
+    "jwt": ("eyj",),
+    "private_key_block": ("-----begin",),
+    "certificate_block": ("-----begin",),
 }
-_KEYWORD = re.compile(r"pass|pwd|secret|token|key|private|access|cred|auth|licen|pat\b", re.I)
+# Blocks span many lines: these run on the whole text when their stem is in it.
+_WHOLE_TEXT_RULES = {"private_key_block", "certificate_block"}
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")
+_LONG_TOKEN_RULES = {"bot_token", "prefixed_token"}
 
 
-def _keyword_regions(text: str) -> list[tuple[int, int]]:
-    """Each line holding a secret word, with the line after it, merged."""
+def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The line of each hit (start, end sorted) with the line after it, merged.
+
+    A region opens on the line break before its line, so a rule that wants
+    a space or a line start before its match sees one there.
+    """
     regions: list[tuple[int, int]] = []
-    for hit in _KEYWORD.finditer(text):
-        if regions and hit.start() < regions[-1][1]:
+    for hit_start, hit_end in hits:
+        if regions and hit_start < regions[-1][1]:
             continue
-        start = text.rfind("\n", 0, hit.start()) + 1
-        end = text.find("\n", hit.end())
+        start = max(text.rfind("\n", 0, hit_start), 0)
+        end = text.find("\n", hit_end)
         end = len(text) if end == -1 else text.find("\n", end + 1)
         end = len(text) if end == -1 else end
         if regions and start <= regions[-1][1]:
@@ -220,12 +242,35 @@ def _keyword_regions(text: str) -> list[tuple[int, int]]:
     return regions
 
 
+def _stem_hits(lowered: str, stems: tuple[str, ...]) -> list[tuple[int, int]]:
+    hits = []
+    for stem in stems:
+        at = lowered.find(stem)
+        while at != -1:
+            hits.append((at, at + len(stem)))
+            at = lowered.find(stem, at + len(stem))
+    return sorted(hits)
+
+
 def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
-    regions = _keyword_regions(text)
-    for name, pattern in _PATTERNS.items():
-        if name not in _KEYWORD_RULES:
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character whose lower case is longer
+        for name, pattern in _PATTERNS.items():
             yield from ((name, match, 0) for match in pattern.finditer(text))
-            continue
+        return
+    by_stems: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+    long_tokens = _regions(text, (m.span() for m in _LONG_TOKEN.finditer(text)))
+    for name, pattern in _PATTERNS.items():
+        if name in _LONG_TOKEN_RULES:
+            regions = long_tokens
+        elif name in _WHOLE_TEXT_RULES:
+            found = any(stem in lowered for stem in _RULE_STEMS[name])
+            regions = [(0, len(text))] if found else []
+        else:
+            stems = _RULE_STEMS[name]
+            if stems not in by_stems:
+                by_stems[stems] = _regions(text, _stem_hits(lowered, stems))
+            regions = by_stems[stems]
         for start, end in regions:
             yield from ((name, match, start) for match in pattern.finditer(text[start:end]))
 
