@@ -14,7 +14,7 @@ classifier (injection_model.py) catches by its wording as a whole.
 
 import re
 
-from memory_app.safety.injection_model import classifier_spans
+from memory_app.safety.injection_model import classifier_spans, words_of
 from memory_app.safety.types import Detector, Span
 
 _W = r"[\s\W_]+"  # words may be split by any run of spaces or punctuation
@@ -202,9 +202,36 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
 }
 
 
-def _may_match(rule: str, lowered: str) -> bool:
+_LONGEST_STEM = max(
+    len(stem) for alts in _NEEDS.values() for alt in alts for g in alt for stem in g
+)
+
+
+class _Stems:
+    """Which stems a text holds, answered from its words' prefixes.
+
+    A stem of letters is only ever needed at the start of a word (the
+    rules open each word with a boundary or a separator), so the set of
+    word prefixes answers it; a set lookup is much cheaper than searching
+    the whole text for each of some hundred stems. Words split at
+    underscores, as the rules' separators do. Stems with other characters
+    ("<", "inst]") are searched for in the text.
+    """
+
+    def __init__(self, lowered: str, words: list[str]) -> None:
+        self.lowered = lowered
+        self.prefixes: set[str] = set()
+        for word in set(words):
+            for part in word.split("_"):
+                self.prefixes.update(part[:k] for k in range(1, min(len(part), _LONGEST_STEM) + 1))
+
+    def __contains__(self, stem: str) -> bool:
+        return stem in self.prefixes if stem.isalnum() else stem in self.lowered
+
+
+def _may_match(rule: str, held: _Stems) -> bool:
     return any(
-        all(any(stem in lowered for stem in group) for group in alternative)
+        all(any(stem in held for stem in group) for group in alternative)
         for alternative in _NEEDS[rule]
     )
 
@@ -258,8 +285,10 @@ def _injection_spans(text: str) -> list[Span]:
     spans, negated = [], False
     lowered = text.lower()
     exact = len(lowered) == len(text)  # else positions in `lowered` are not the text's
+    words = words_of(lowered)
+    held = _Stems(lowered, words)
     for name, pattern in _COMPILED.items():
-        if not _may_match(name, lowered):
+        if not _may_match(name, held):
             continue
         regions = _regions(name, lowered) if exact else [(0, len(text))]
         matches = (m for start, end in regions for m in pattern.finditer(text, start, end))
@@ -270,7 +299,7 @@ def _injection_spans(text: str) -> list[Span]:
                 spans.append(Span(f"prompt_injection.{name}", match.start(), match.end()))
     if spans or negated:
         return spans
-    return classifier_spans(text)
+    return classifier_spans(text, words)
 
 
 DETECTORS = [Detector("injection", _injection_spans, tolerated_in_conversations=True)]

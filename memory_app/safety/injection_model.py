@@ -77,9 +77,20 @@ def _best_window(words: list[str], weights: dict[str, float], bias: float) -> tu
     return best, best_start
 
 
-def classifier_spans(text: str) -> list[Span]:
+def words_of(lowered: str) -> list[str]:
+    """The words the model reads, of text already lowered."""
+    return _WORD.findall(lowered)
+
+
+def classifier_spans(text: str, words: list[str] | None = None) -> list[Span]:
+    """The best window of `text` if it scores over the threshold.
+
+    `words` are `words_of(text.lower())` when the caller has them already.
+    """
     weights, bias, threshold = model()
-    best, best_start = _best_window(_WORD.findall(text.lower()), weights, bias)
+    if words is None:
+        words = words_of(text.lower())
+    best, best_start = _best_window(words, weights, bias)
     if best < threshold:
         return []
     tokens = tokenize(text)  # positions, only for the rare text that is flagged
