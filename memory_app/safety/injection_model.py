@@ -26,6 +26,9 @@ from pathlib import Path
 from memory_app.safety.types import Span
 
 MODEL_PATH = Path(__file__).resolve().parent / "injection_model.json"
+# Below this many words there is no wording as a whole to judge, only a
+# keyword or two ("password: changeme"); the rules speak for such text.
+MIN_WORDS = 6
 WINDOW_WORDS = 128
 STRIDE_WORDS = 64
 
@@ -90,6 +93,8 @@ def classifier_spans(text: str, words: list[str] | None = None) -> list[Span]:
     weights, bias, threshold = model()
     if words is None:
         words = words_of(text.lower())
+    if len(words) < MIN_WORDS:
+        return []
     best, best_start = _best_window(words, weights, bias)
     if best < threshold:
         return []
