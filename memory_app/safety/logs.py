@@ -90,23 +90,45 @@ class _Lines:
     """Which lines of a text each line pattern fits, found in one pass each."""
 
     def __init__(self, text: str, lines: list[str]) -> None:
-        starts = [0]
+        self.text, self.lines = text, lines
+        self.starts = [0]
         for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        self.lines = lines
-        self.stamped = self._fit(_TIMESTAMP, text, starts) | self._fit(_HTTP, text, starts)
-        self.levelled = self._fit(_LEVEL, text, starts)
-        self.processed = self._fit(_PROCESS, text, starts)
-        self.framed = self._fit(_STACK_FRAME, text, starts)
-        self.measured = self._fit(_MEASUREMENT, text, starts)
-        self.plain = self._fit(_NOT_LOG_TEXT, text, starts)
+            self.starts.append(self.starts[-1] + len(line) + 1)
+        self.stamped = self._fit(_TIMESTAMP) | self._fit(_HTTP)
+        self.levelled = self._fit(_LEVEL)
+        self.processed = self._fit(_PROCESS)
+
+    def most_log_lines(self) -> int:
+        """An upper bound on the log lines, from the event patterns alone.
+
+        A run of log lines never crosses a blank line and must hold an
+        event, so only the blocks between blank lines that hold a line an
+        event pattern fits can count, each at most all its lines.
+        """
+        candidates = self.stamped | self.levelled | self.processed
+        total, block, has_candidate = 0, 0, False
+        for index, line in enumerate(self.lines):
+            if line.strip():
+                block += 1
+                has_candidate = has_candidate or index in candidates or line.lstrip()[:1] == "{"
+                continue
+            total += block if has_candidate else 0
+            block, has_candidate = 0, False
+        return total
+
+    def measure(self) -> None:
+        """The patterns only continuation lines need, run once a dump is possible."""
+        self.framed = self._fit(_STACK_FRAME)
+        self.measured = self._fit(_MEASUREMENT)
+        self.plain = self._fit(_NOT_LOG_TEXT)
         # Only a measurement line can continue an event, so only those
         # lines' templates are counted.
-        self.templates = Counter(_template(lines[i]) for i in self.measured)
+        self.templates = Counter(_template(self.lines[i]) for i in self.measured)
 
-    @staticmethod
-    def _fit(pattern: re.Pattern[str], text: str, starts: list[int]) -> set[int]:
-        return {bisect_right(starts, match.start()) - 1 for match in pattern.finditer(text)}
+    def _fit(self, pattern: re.Pattern[str]) -> set[int]:
+        return {
+            bisect_right(self.starts, match.start()) - 1 for match in pattern.finditer(self.text)
+        }
 
     def is_event(self, index: int) -> bool:
         """A line of its own: a time, an HTTP request, a JSON record, level and process."""
@@ -139,6 +161,9 @@ def _log_dump_spans(text: str) -> list[Span]:
         return []
     lines.append("")
     found = _Lines(text + "\n", lines)
+    if found.most_log_lines() <= MAX_LOG_LINES:
+        return []
+    found.measure()
     log_lines = 0
     # A run of log lines survives two odd lines (a message that wrapped, a
     # one-off detail line); a blank line or a third odd line ends it.

@@ -198,7 +198,7 @@ def _k8s_secret_spans(text: str) -> list[Span]:
 # scan's time saved. Rules that need a long token run on the lines that
 # hold one.
 _SECRET_STEMS = ("pass", "pwd", "secret", "token", "key", "private", "access", "cred", "auth")
-_SECRET_STEMS += ("licen", "pat")
+_SECRET_STEMS += ("licen", "_pat", ".pat", "-pat")
 _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "password_assignment": _SECRET_STEMS,
     "keyword_token": _SECRET_STEMS,
