@@ -50,13 +50,6 @@ def model() -> tuple[dict[str, float], float, float]:
     return data["weights"], data["bias"], data["threshold"]
 
 
-def window_score(words: list[str], weights: dict[str, float], bias: float) -> float:
-    found = features(words)
-    if not found:
-        return -math.inf
-    return bias + sum(weights.get(f, 0.0) for f in found) / math.sqrt(len(found))
-
-
 def windows(count: int) -> list[int]:
     """Window starts covering every word, the last window flush with the end."""
     last = max(count - WINDOW_WORDS, 0)
@@ -65,8 +58,12 @@ def windows(count: int) -> list[int]:
 
 
 def _best_window(words: list[str], weights: dict[str, float], bias: float) -> tuple[float, int]:
-    """The highest-scoring window; the same score as window_score, with
-    each bigram built once for the whole text rather than once per window."""
+    """The highest-scoring window and where it starts.
+
+    A window's score is the bias plus its features' weights over the square
+    root of their number, as in training; each bigram is built once for the
+    whole text rather than once per window.
+    """
     bigrams = [f"{a} {b}" for a, b in pairwise(words)]
     best, best_start = -math.inf, 0
     for start in windows(len(words)):
