@@ -12,6 +12,12 @@ questions:
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
+The injection classifier was trained on `injection.jsonl`, part of the
+other two sets' prose and our corpus; on those texts its verdict here is
+the one of `benchmarks/train_injection.py`'s held-out folds (a model that
+did not see the text), unless `--committed-model` asks for the committed
+model's own, flattering, verdict.
+
 For a public set, an item counts as caught when a finding of that set's
 family fires (a credential rule on `secrets.jsonl`, the log-dump rule on
 `logs.jsonl`, an injection rule on `injection.jsonl`); "any" also counts a
@@ -57,6 +63,18 @@ OUT_OF_POLICY = re.compile(
     r"|^\W*(?:#\s*)?\w*_?USER(?:NAME)?\s*[=:]",  # a user name alone
     re.I | re.M,
 )
+# An identifier or a host name alone (FACEBOOK_APPLICATION_ID=…,
+# snowflake_account = …, shop.myshopify.com): it names an account, it
+# grants nothing.
+IDENTIFIER_ONLY = re.compile(
+    r"^\W*(?:#\s*)?[\w.]*?_?(?:ID|ACCOUNT|NAME)\s*[=:]|^\W*[\w.-]+\.(?:com|net|cloud|io)\W*$",
+    re.I | re.M,
+)
+# A command line whose password argument is a variable ($Password,
+# %PASS%, ${USERPASS}): the secret is elsewhere, not in the text.
+REFERENCE_ONLY = re.compile(
+    r"(?i)\s-{1,2}(?:p|pass(?:word)?|user)[\s:]+[\"']?(?:\$\{?\w+\}?|%\w+%)[\"']?(?:\s|$)"
+)
 NAMES_A_CREDENTIAL = re.compile(
     r"secret|passw|pwd|token|api[_-]?key|private|-----BEGIN|bearer|authorization", re.I
 )
@@ -73,7 +91,11 @@ class Item:
     kind: str
     source: str
     family: str  # the family expected to fire on a positive
-    in_policy: bool = True
+    out_of_policy: str = ""  # why a positive is not asked of the scanner
+
+    @property
+    def in_policy(self) -> bool:
+        return not self.out_of_policy
 
 
 def public_items(corpora: Path, name: str) -> list[Item]:
@@ -83,16 +105,24 @@ def public_items(corpora: Path, name: str) -> list[Item]:
             row = json.loads(line)
             repo = row["source"].split(":", 1)[0]
             text = row["text"]
-            in_policy = not (
-                name == "secrets"
-                and row["label"] == "positive"
-                and (
-                    (OUT_OF_POLICY.search(text) and not NAMES_A_CREDENTIAL.search(text))
-                    or PLACEHOLDER.search(text)
-                )
-            )
-            items.append(Item(text, row["label"] == "positive", row["kind"], repo, name, in_policy))
+            positive = row["label"] == "positive"
+            why_not = out_of_policy(text) if name == "secrets" and positive else ""
+            items.append(Item(text, positive, row["kind"], repo, name, why_not))
     return items
+
+
+def out_of_policy(text: str) -> str:
+    """Why a positive of secrets.jsonl is not a credential DESIGN §3 blocks, or ""."""
+    if PLACEHOLDER.search(text):
+        return "placeholder"
+    if REFERENCE_ONLY.search(text):
+        return "variable reference"
+    if not NAMES_A_CREDENTIAL.search(text):
+        if OUT_OF_POLICY.search(text):
+            return "resource name or hash"
+        if IDENTIFIER_ONLY.search(text):
+            return "identifier or host name"
+    return ""
 
 
 def own_items(per_kind: int) -> list[Item]:
@@ -103,9 +133,21 @@ def own_items(per_kind: int) -> list[Item]:
     ]
 
 
-def families_flagged(text: str) -> set[str]:
+CLASSIFIER = "prompt_injection.classifier"
+
+
+def families_flagged(text: str, held_out: dict[str, bool] | None = None) -> set[str]:
+    """The families that block `text`.
+
+    With `held_out` (text -> verdict of an injection model trained without
+    that text), the committed classifier's verdict is replaced by the
+    held-out one for every text the committed model was trained on.
+    """
     findings = scan_fields({"content": text}, conversation_store=False)
-    return {family_of(f.detector) for f in findings if f.blocking}
+    if held_out is None or text not in held_out:
+        return {family_of(f.detector) for f in findings if f.blocking}
+    families = {family_of(f.detector) for f in findings if f.blocking and f.detector != CLASSIFIER}
+    return families | ({"injection"} if held_out[text] else set())
 
 
 @dataclass
@@ -140,20 +182,31 @@ HEADER = (
 )
 
 
-def score(name: str, items: Iterable[Item], family: str, *, min_kind: int) -> dict[str, Tally]:
+def score(
+    name: str,
+    items: Iterable[Item],
+    family: str,
+    *,
+    min_kind: int,
+    held_out: dict[str, bool] | None = None,
+) -> dict[str, Tally]:
     total, by_source, by_kind = Tally(), defaultdict(Tally), defaultdict(Tally)
-    in_policy = Tally()
+    in_policy, outside = Tally(), defaultdict(Tally)
     for item in items:
-        families = families_flagged(item.text)
+        families = families_flagged(item.text, held_out)
         for tally in (total, by_source[item.source], by_kind[item.kind]):
             tally.add(item, families, family)
         if item.in_policy:
             in_policy.add(item, families, family)
+        else:
+            outside[item.out_of_policy].add(item, families, family)
     print(f"\n### {name}\n")
     print(HEADER.format("all"))
     print(total.row("**all**"))
-    if in_policy.positives != total.positives:
+    if outside:
         print(in_policy.row("**in policy**"))
+        for reason, tally in sorted(outside.items()):
+            print(tally.row(f"out of policy: {reason}"))
     print("\n" + HEADER.format("source"))
     for source, tally in sorted(by_source.items()):
         print(tally.row(source))
@@ -175,13 +228,24 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
     parser.add_argument("--only", choices=[*PUBLIC_SETS, "own"], action="append")
+    parser.add_argument(
+        "--committed-model",
+        action="store_true",
+        help="score injection with the committed classifier even on the texts it was trained on",
+    )
     args = parser.parse_args()
     chosen = args.only or [*PUBLIC_SETS, "own"]
+    held_out = None
+    if not args.committed_model:
+        from benchmarks.train_injection import held_out_verdicts
+
+        held_out = held_out_verdicts(args.corpora)
     for name in PUBLIC_SETS:
         if name in chosen:
-            score(f"{name}.jsonl", public_items(args.corpora, name), name, min_kind=5)
+            items = public_items(args.corpora, name)
+            score(f"{name}.jsonl", items, name, min_kind=5, held_out=held_out)
     if "own" in chosen:
-        score("own corpus", own_items(args.per_kind), "secrets", min_kind=1)
+        score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 
 
 if __name__ == "__main__":

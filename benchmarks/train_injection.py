@@ -29,7 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.scanner_eval import DEFAULT_CORPORA  # noqa: E402
-from memory_app.safety.injection_model import MODEL_PATH, features, tokenize  # noqa: E402
+from memory_app.safety.injection_model import (  # noqa: E402
+    MIN_WORDS,
+    MODEL_PATH,
+    features,
+    tokenize,
+    words_of,
+)
 from memory_app.safety.normalize import normalize  # noqa: E402
 from tests.memory_app.safety.corpus import build_corpus  # noqa: E402
 
@@ -132,6 +138,9 @@ def out_of_fold_scores(rows, sets) -> np.ndarray:
 
 
 def report(rows, scores: np.ndarray, threshold: float) -> None:
+    scores = np.array(
+        [s if long_enough(text) else -np.inf for (text, _, _), s in zip(rows, scores, strict=True)]
+    )
     by_kind: dict[str, list[bool]] = defaultdict(list)
     for (_, label, kind), score in zip(rows, scores, strict=True):
         by_kind[("+ " if label else "- ") + kind].append(bool(score >= threshold))
@@ -144,12 +153,38 @@ def report(rows, scores: np.ndarray, threshold: float) -> None:
         print(f"  {kind:<40} {np.mean(flags):.3f}  (n={len(flags)})")
 
 
+def long_enough(text: str) -> bool:
+    """Whether the classifier judges this text at all (see MIN_WORDS)."""
+    return len(words_of(normalize(text).lower())) >= MIN_WORDS
+
+
+def held_out_threshold(rows, scores: np.ndarray) -> float:
+    """The out-of-fold score above which TARGET_FPR of the benign texts it judges fall."""
+    judged = [i for i, (text, y, _) in enumerate(rows) if not y and long_enough(text)]
+    benign = np.sort(scores[judged])
+    return float(benign[int(np.ceil(len(benign) * (1 - TARGET_FPR)))])
+
+
+def held_out_verdicts(corpora: Path) -> dict[str, bool]:
+    """Each training text's verdict from a model that did not see it.
+
+    The scanner evaluation uses these instead of the committed model's,
+    which was trained on every one of these texts and would flatter itself.
+    """
+    rows = load(corpora)
+    scores = out_of_fold_scores(rows, feature_sets(rows))
+    threshold = held_out_threshold(rows, scores)
+    return {
+        text: bool(score >= threshold) and long_enough(text)
+        for (text, _, _), score in zip(rows, scores, strict=True)
+    }
+
+
 def train(corpora: Path) -> dict:
     rows = load(corpora)
     sets = feature_sets(rows)
     scores = out_of_fold_scores(rows, sets)
-    benign = np.sort(scores[[i for i, (_, y, _) in enumerate(rows) if not y]])
-    threshold = float(benign[int(np.ceil(len(benign) * (1 - TARGET_FPR)))])
+    threshold = held_out_threshold(rows, scores)
     report(rows, scores, threshold)
     vocab = vocabulary(sets)
     w, b = fit(matrix(sets, vocab), np.array([y for _, y, _ in rows]))

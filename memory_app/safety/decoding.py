@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
-_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}[^\s%]{0,8}){3,}")
+# The look-aheads name what a run must start with, so the regex engine
+# skips every other position at once.
+_HEX = re.compile(r"(?=[0-9A-Fa-f]{16})(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+_PERCENT = re.compile(r"(?=%)(?:%[0-9A-Fa-f]{2}[^\s%]*)+")
 _READABLE = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]")
 MIN_DECODED_CHARS = 8
 
@@ -60,7 +62,13 @@ def decoded_runs(text: str) -> list[Decoded]:
         if decoded := _readable(bytes.fromhex(match.group())):
             runs.append(Decoded(match.start(), match.end(), decoded))
     for match in _PERCENT.finditer(text):
-        decoded = unquote(match.group())
-        if decoded != match.group() and len(decoded) >= MIN_DECODED_CHARS:
-            runs.append(Decoded(match.start(), match.end(), decoded))
+        # The run is the whole word around the escapes: in
+        # "ignore%20the%20rules" the first word has no escape before it.
+        start = match.start()
+        while start and not text[start - 1].isspace():
+            start -= 1
+        encoded = text[start : match.end()]
+        decoded = unquote(encoded)
+        if decoded != encoded and len(decoded) >= MIN_DECODED_CHARS:
+            runs.append(Decoded(start, match.end(), decoded))
     return runs

@@ -14,7 +14,7 @@ classifier (injection_model.py) catches by its wording as a whole.
 
 import re
 
-from memory_app.safety.injection_model import classifier_spans
+from memory_app.safety.injection_model import classifier_spans, words_of
 from memory_app.safety.types import Detector, Span
 
 _W = r"[\s\W_]+"  # words may be split by any run of spaces or punctuation
@@ -104,6 +104,164 @@ _PHRASES = {
 # Persona names (DAN, STAN) match in capitals only: "Dan" is a colleague.
 _COMPILED = {name: re.compile(pattern, re.I) for name, pattern in _PHRASES.items()}
 
+_DISMISS_STEMS = ("ignor", "forget", "disregard", "overrid", "neglect", "skip", "drop", "abandon")
+_DISMISS_STEMS += ("discard", "aside", "attention")
+_ORDER_STEMS = ("instruction", "prompt", "rules", "direction", "directive", "guideline")
+_ORDER_STEMS += ("guidance", "messages", "commands", "constraints", "orders", "context", "program")
+_VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignored", "apply")
+_VOID_STEMS += ("disregarded", "forgotten")
+# What a rule cannot match without: alternatives, each a list of groups of
+# which every one must have a word in the lowered text. Every match of a
+# rule holds one of its alternatives, so a text that holds none is skipped
+# without running the pattern; on ordinary text that skips most rules,
+# which is most of the time a long write spends here.
+_NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
+    "ignore_instructions": ((_DISMISS_STEMS,), (_ORDER_STEMS, _VOID_STEMS)),
+    "disregard_safety": (
+        (
+            ("disregard", "ignor", "bypass", "disable", "turn", "circumvent", "remove", "without"),
+            ("safety", "guardrail", "filter", "restriction", "censorship", "ethical", "polic"),
+        ),
+    ),
+    "skip_approval": (
+        (
+            ("skip", "bypass", "circumvent", "ignor", "avoid"),
+            ("approval", "review", "verification", "confirmation", "sign"),
+        ),
+    ),
+    "no_confirmation": ((("approval", "confirmation", "permission"), ("ask", "wait")),),
+    "role_override": (
+        (
+            ("you", "act", "pretend"),
+            ("unrestricted", "unfiltered", "uncensored", "jailbroken", "evil", "amoral"),
+        ),
+        (("you", "act", "pretend"), ("unethical", "dan", "developer", "root", "without")),
+        (("you", "act", "pretend"), ("different", "another")),
+    ),
+    "persona_jailbreak": (
+        (("dan", "stan", "dude", "aim", "anything", "developer", "jailbroken", "immerse"),),
+        (("free",), ("confines", "restrictions", "rules")),
+        (("bound", "restricted", "limited"), ("not", "never", "longer")),
+        (("character",), ("stay",)),
+    ),
+    "prompt_extraction": (
+        (
+            ("repeat", "print", "reveal", "show", "output", "display", "dump", "recite", "spell"),
+            ("initial", "original", "system", "hidden", "secret", "previous", "first", "full"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("write", "translate", "tell", "leak", "paste"),
+            ("initial", "original", "system", "hidden", "secret", "previous", "first", "full"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("repeat", "print", "reveal", "show", "output", "display", "dump", "recite", "spell"),
+            ("entire", "exact"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("write", "translate", "tell", "leak", "paste"),
+            ("entire", "exact"),
+            ("prompt", "instructions", "message", "text", "rules", "directives"),
+        ),
+        (
+            ("repeat", "print", "output", "return", "write"),
+            ("text", "words", "content", "everything"),
+            ("above", "before", "far"),
+        ),
+        (("your",), ("prompt", "instructions")),
+    ),
+    "agent_directed": (
+        (
+            ("reading", "processing", "summari", "read", "see", "process", "retriev", "load"),
+            ("this",),
+        ),
+        (
+            ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),
+            ("data", "conversation", "chat", "history", "credential", "password", "contents"),
+        ),
+        (
+            ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),
+            ("files", "messages", "secrets", "keys", "tokens"),
+        ),
+        (
+            ("execute", "run", "eval"),
+            ("code", "command", "script", "payload", "shell"),
+            ("now", "immediately", "first", "silently", "without"),
+        ),
+        (("tool",), ("call", "invoke", "use")),
+        (("append",),),
+    ),
+    "fake_system_message": (
+        (("im_start", "inst]", "begin"),),
+        (("system",), ("<",)),
+        (("system", "assistant"), ("instruction",)),
+    ),
+    "new_instructions": ((("new", "updated", "revised", "real", "actual"), ("instructions",)),),
+}
+
+
+_LONGEST_STEM = max(
+    len(stem) for alts in _NEEDS.values() for alt in alts for g in alt for stem in g
+)
+
+
+class _Stems:
+    """Which stems a text holds, answered from its words' prefixes.
+
+    A stem of letters is only ever needed at the start of a word (the
+    rules open each word with a boundary or a separator), so the set of
+    word prefixes answers it; a set lookup is much cheaper than searching
+    the whole text for each of some hundred stems. Words split at
+    underscores, as the rules' separators do. Stems with other characters
+    ("<", "inst]") are searched for in the text.
+    """
+
+    def __init__(self, lowered: str, words: list[str]) -> None:
+        self.lowered = lowered
+        self.prefixes: set[str] = set()
+        for word in set(words):
+            for part in word.split("_"):
+                self.prefixes.update(part[:k] for k in range(1, min(len(part), _LONGEST_STEM) + 1))
+
+    def __contains__(self, stem: str) -> bool:
+        return stem in self.prefixes if stem.isalnum() else stem in self.lowered
+
+
+def _may_match(rule: str, held: _Stems) -> bool:
+    return any(
+        all(any(stem in held for stem in group) for group in alternative)
+        for alternative in _NEEDS[rule]
+    )
+
+
+def _regions(rule: str, lowered: str) -> list[tuple[int, int]]:
+    """The lines around each word a match of `rule` must hold, merged.
+
+    Every match holds a word of the first group of one alternative; the
+    line before and after cover a phrase wrapped over lines.
+    """
+    anchors = {stem for alternative in _NEEDS[rule] for stem in alternative[0]}
+    regions: list[tuple[int, int]] = []
+    for stem in anchors:
+        at = lowered.find(stem)
+        while at != -1:
+            start = lowered.rfind("\n", 0, max(lowered.rfind("\n", 0, at), 0)) + 1
+            end = lowered.find("\n", lowered.find("\n", at) + 1)
+            if lowered.find("\n", at) == -1 or end == -1:
+                end = len(lowered)
+            regions.append((start, end))
+            at = lowered.find(stem, at + len(stem))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(regions):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 # Policy text forbids these acts ("never skip approval", "do not ignore
 # previous alerts"); a negation right before the phrase makes it benign.
 # Only the imperative rules are negatable: a role override never is.
@@ -125,15 +283,23 @@ def _injection_spans(text: str) -> list[Span]:
     its vocabulary is the attack's.
     """
     spans, negated = [], False
+    lowered = text.lower()
+    exact = len(lowered) == len(text)  # else positions in `lowered` are not the text's
+    words = words_of(lowered)
+    held = _Stems(lowered, words)
     for name, pattern in _COMPILED.items():
-        for match in pattern.finditer(text):
+        if not _may_match(name, held):
+            continue
+        regions = _regions(name, lowered) if exact else [(0, len(text))]
+        matches = (m for start, end in regions for m in pattern.finditer(text, start, end))
+        for match in matches:
             if name in _NEGATABLE and _negated(text, match.start()):
                 negated = True
             else:
                 spans.append(Span(f"prompt_injection.{name}", match.start(), match.end()))
     if spans or negated:
         return spans
-    return classifier_spans(text)
+    return classifier_spans(text, words)
 
 
 DETECTORS = [Detector("injection", _injection_spans, tolerated_in_conversations=True)]

@@ -20,12 +20,15 @@ import json
 import math
 import re
 from functools import cache
-from itertools import pairwise
+from itertools import pairwise, repeat
 from pathlib import Path
 
 from memory_app.safety.types import Span
 
 MODEL_PATH = Path(__file__).resolve().parent / "injection_model.json"
+# Below this many words there is no wording as a whole to judge, only a
+# keyword or two ("password: changeme"); the rules speak for such text.
+MIN_WORDS = 6
 WINDOW_WORDS = 128
 STRIDE_WORDS = 64
 
@@ -47,13 +50,6 @@ def model() -> tuple[dict[str, float], float, float]:
     return data["weights"], data["bias"], data["threshold"]
 
 
-def window_score(words: list[str], weights: dict[str, float], bias: float) -> float:
-    found = features(words)
-    if not found:
-        return -math.inf
-    return bias + sum(weights.get(f, 0.0) for f in found) / math.sqrt(len(found))
-
-
 def windows(count: int) -> list[int]:
     """Window starts covering every word, the last window flush with the end."""
     last = max(count - WINDOW_WORDS, 0)
@@ -61,16 +57,44 @@ def windows(count: int) -> list[int]:
     return starts if starts[-1] == last else [*starts, last]
 
 
-def classifier_spans(text: str) -> list[Span]:
-    weights, bias, threshold = model()
-    tokens = tokenize(text)
-    words = [t.group() for t in tokens]
+def _best_window(words: list[str], weights: dict[str, float], bias: float) -> tuple[float, int]:
+    """The highest-scoring window and where it starts.
+
+    A window's score is the bias plus its features' weights over the square
+    root of their number, as in training; each bigram is built once for the
+    whole text rather than once per window.
+    """
+    bigrams = [f"{a} {b}" for a, b in pairwise(words)]
     best, best_start = -math.inf, 0
     for start in windows(len(words)):
-        score = window_score(words[start : start + WINDOW_WORDS], weights, bias)
+        found = set(words[start : start + WINDOW_WORDS])
+        found.update(bigrams[start : start + WINDOW_WORDS - 1])
+        if not found:
+            continue
+        score = bias + sum(map(weights.get, found, repeat(0.0))) / math.sqrt(len(found))
         if score > best:
             best, best_start = score, start
+    return best, best_start
+
+
+def words_of(lowered: str) -> list[str]:
+    """The words the model reads, of text already lowered."""
+    return _WORD.findall(lowered)
+
+
+def classifier_spans(text: str, words: list[str] | None = None) -> list[Span]:
+    """The best window of `text` if it scores over the threshold.
+
+    `words` are `words_of(text.lower())` when the caller has them already.
+    """
+    weights, bias, threshold = model()
+    if words is None:
+        words = words_of(text.lower())
+    if len(words) < MIN_WORDS:
+        return []
+    best, best_start = _best_window(words, weights, bias)
     if best < threshold:
         return []
+    tokens = tokenize(text)  # positions, only for the rare text that is flagged
     last = min(best_start + WINDOW_WORDS, len(tokens)) - 1
     return [Span("prompt_injection.classifier", tokens[best_start].start(), tokens[last].end())]

@@ -11,7 +11,7 @@ import re
 
 # Words that mark a value as illustrative wherever they appear in it.
 _MARKERS = re.compile(
-    r"example|changeme|change[_-]me|placeholder|redacted|dummy|sample|your[_-]?|my[_-]?(?:pass|secret|token|key)"
+    r"example|changeme|change[_-]me|placeholder|redacted|dummy|sample|your[_-]?"
     r"|replace[_-]?me|insert[_-]?|todo|fixme|xxxx|\*\*\*|\.\.\.|…",
     re.I,
 )
@@ -82,11 +82,8 @@ _WORDS = {
     "foo",
     "bar",
     "foobar",
-    "admin",
     "user",
     "username",
-    "root",
-    "guest",
     "default",
     "hidden",
     "masked",

@@ -9,7 +9,7 @@ a value that is a placeholder (placeholders.py) never blocks.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from memory_app.safety.placeholders import is_placeholder, is_reference
 from memory_app.safety.types import Detector, Span
@@ -17,7 +17,7 @@ from memory_app.safety.types import Detector, Span
 # Words that name a secret inside an identifier (DB_PASSWORD, apiKey, …).
 _SECRET_WORD = (
     r"pass(?:word|wd|phrase|wort)?|pwd|secret|token|api[_.-]?key|apikey|access[_.-]?key"  # noqa: S105
-    r"|private[_.-]?key|auth[_.-]?key|credentials?|license[_.-]?key|signing[_.-]?key"
+    r"|private[_.-]?key|auth[_.-]?key|credentials?|licen[cs]e(?:[_.-]?key)?|signing[_.-]?key"
     r"|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|app[_.-]?key"
     r"|(?<=[a-z0-9_.-])(?:key|private|access)\b|(?<=[a-z0-9])(?-i:KEY|PRIVATE|ACCESS)"
     r"|(?<=[_.-])pat\b"
@@ -35,7 +35,8 @@ _GLUED_PASS = re.compile(
     r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))(?:.*[a-z])pass(?:$|[^a-z])"
 )
 _KEY = rf"(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD})[\w.-]*"
-_QUOTED = r"(?P<q>[\"'`])(?P<qv>(?:(?!(?P=q))[^\n]){{{min},200}})(?P=q)"
+# A quoted value, the quotes possibly escaped as inside a string literal (\"…\").
+_QUOTED = r"\\?(?P<q>[\"'`])(?P<qv>(?:(?!\\?(?P=q))[^\n]){{{min},200}})\\?(?P=q)"
 _BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
 
 _ASSIGNMENT = re.compile(
@@ -46,7 +47,7 @@ _ASSIGNMENT = re.compile(
 # two short words, then a long token that mixes digits and letters or is
 # long enough (20+) not to be a word.
 _SPACED = re.compile(
-    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access))(?:\s+(?:key|token|code|id)\b)?\s+"
+    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access)(?:\s+(?:key|token|code|id)\b)?)\s+"
     r"[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}|[A-Za-z0-9_-]{20,200}))"
     r"(?![\w+/=])"
 )
@@ -55,6 +56,10 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     # The engine's AWS rule rejects many real-shaped key IDs; the prefix is enough.
     "aws_access_key_id": re.compile(
         r"(?<![A-Z0-9])(?P<bv>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|A3T[A-Z0-9])[A-Z0-9]{16})(?![A-Z0-9])"
+    ),
+    # A chat bot token: the bot's numeric id, a colon, 35 characters of key.
+    "bot_token": re.compile(
+        r"(?<![\w:])(?P<bv>\d{8,10}:(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{35})(?![\w-])"
     ),
     "url_credentials": re.compile(
         r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"\[\]]+:(?P<bv>[^\s@/'\"\[\]]{3,})@[\w.\[\]-]+"
@@ -70,7 +75,8 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     # Prose: "the password for the admin user is 'hunter22'".
     "password_in_prose": re.compile(
-        r"(?i)\b(?:password|passphrase|passcode|secret|token)\b[^.\n\"']{0,40}?\b(?:is|was)\s*:?\s*"
+        r"(?i)\b(?:password|passphrase|passcode|secret|token)\b"
+        r"(?:[^.\n\"']|\"[^\"\n]{1,30}\"|'[^'\n]{1,30}'){0,40}?\b(?:is|was)\s*:?\s*"
         r"[\"'`](?P<qv>[^\"'`\n]{3,64})[\"'`]"
     ),
     # A lowercase vendor prefix and a long mixed token: tfp_…, odt_…, tvly-…
@@ -119,13 +125,22 @@ _K8S_DATA = re.compile(
 _K8S_ENTRY = re.compile(r"(?m)^\s+[\w.-]+:\s*[\"']?(?P<bv>[^\s\"']{4,})")
 
 
-_STRONG_KEY = re.compile(r"pass|pwd|secret|token|cred|auth", re.I)
+_STRONG_KEY = re.compile(r"pass|pwd|secret|token|cred|auth|private[_ .-]?key", re.I)
 
 
 def _random_looking(value: str) -> bool:
     return (
         len(value) >= 16 and bool(re.search(r"\d", value)) and bool(re.search(r"[A-Za-z]", value))
     )
+
+
+_PASSPHRASE = re.compile(r"[^\s()=+]+(?: [^\s()=+]+){1,4}")
+
+
+def _passphrase(key: str, match: re.Match[str], value: str) -> bool:
+    """A quoted password of a few words ('open sesame'), not code with spaces."""
+    quoted = "qv" in match.re.groupindex and match.group("qv") is not None
+    return quoted and bool(re.search(r"pass|pwd", key, re.I)) and bool(_PASSPHRASE.fullmatch(value))
 
 
 def _value(match: re.Match[str]) -> tuple[str, int, int] | None:
@@ -142,18 +157,21 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
         key = match.group("key") if "key" in match.re.groupindex else "password"
         if _NOT_A_VALUE_KEY.search(key) or _GLUED_PASS.search(key):
             return False
-        if value.startswith(("/", "./", "~/", "http://", "https://")) or is_reference(value):
+        if value.startswith(("/", "./", "~/", "http://", "https://")):
+            return False
+        if is_reference(value) and not _passphrase(key, match, value):
             return False
         if not _STRONG_KEY.search(key) and not _random_looking(value):
             return False  # tag_key = "field": only a random value makes "key" a secret
         if (
             name == "password_assignment"
             and match.group("qv") is None
-            and match.group("sep") != "="
+            and "=" not in match.group("sep")
         ):
             # Unquoted prose ("the token is stored …") needs a value that
-            # does not read as a word: a digit or a symbol in it. Env and
-            # connection-string syntax (PASSWORD=word) is not prose.
+            # does not read as a word: a digit or a symbol in it. Env,
+            # code and connection-string syntax (PASSWORD=word,
+            # $password = word) is not prose.
             return bool(re.search(r"[\d!@#$%^&*+=?~]", value)) or len(value) >= 12
     return True
 
@@ -172,27 +190,49 @@ def _k8s_secret_spans(text: str) -> list[Span]:
     return spans
 
 
-# The assignment-like rules are costly on long text, and every one of them
-# needs a secret word; they run only on the lines around such a word.
-_KEYWORD_RULES = {
-    "password_assignment",
-    "keyword_token",
-    "password_in_prose",
-    "key_value_attribute",
-    "credential_call",
-    "password_line",
+# Most rules cannot match without a word or literal in the text: a secret
+# word for the assignment rules, "://" for a URL, "eyJ" for a JWT. Each
+# such rule runs only on the lines around one (with the line after, where
+# a value may sit), found with str.find in the lowered text; on a long
+# write that is a few lines instead of the whole text, and most of the
+# scan's time saved. Rules that need a long token run on the lines that
+# hold one.
+_SECRET_STEMS = ("pass", "pwd", "secret", "token", "key", "private", "access", "cred", "auth")
+_SECRET_STEMS += ("licen", "_pat", ".pat", "-pat")
+_RULE_STEMS: dict[str, tuple[str, ...]] = {
+    "password_assignment": _SECRET_STEMS,
+    "keyword_token": _SECRET_STEMS,
+    "password_in_prose": _SECRET_STEMS,
+    "key_value_attribute": _SECRET_STEMS,
+    "credential_call": _SECRET_STEMS,
+    "password_line": _SECRET_STEMS,
+    "aws_access_key_id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "a3t"),
+    "url_credentials": ("://",),
+    "cli_credentials": ("-u",),
+    "authorization_header": ("authori", "bearer", "basic", "token", "digest"),
+    "kubeconfig_credential": ("-data", "token"),
+    "jwt": ("eyj",),
+    "private_key_block": ("-----begin",),
+    "certificate_block": ("-----begin",),
 }
-_KEYWORD = re.compile(r"pass|pwd|secret|token|key|private|access|cred|auth|pat\b", re.I)
+# Blocks span many lines: these run on the whole text when their stem is in it.
+_WHOLE_TEXT_RULES = {"private_key_block", "certificate_block"}
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")
+_LONG_TOKEN_RULES = {"bot_token", "prefixed_token"}
 
 
-def _keyword_regions(text: str) -> list[tuple[int, int]]:
-    """Each line holding a secret word, with the line after it, merged."""
+def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The line of each hit (start, end sorted) with the line after it, merged.
+
+    A region opens on the line break before its line, so a rule that wants
+    a space or a line start before its match sees one there.
+    """
     regions: list[tuple[int, int]] = []
-    for hit in _KEYWORD.finditer(text):
-        if regions and hit.start() < regions[-1][1]:
+    for hit_start, hit_end in hits:
+        if regions and hit_start < regions[-1][1]:
             continue
-        start = text.rfind("\n", 0, hit.start()) + 1
-        end = text.find("\n", hit.end())
+        start = max(text.rfind("\n", 0, hit_start), 0)
+        end = text.find("\n", hit_end)
         end = len(text) if end == -1 else text.find("\n", end + 1)
         end = len(text) if end == -1 else end
         if regions and start <= regions[-1][1]:
@@ -202,12 +242,35 @@ def _keyword_regions(text: str) -> list[tuple[int, int]]:
     return regions
 
 
+def _stem_hits(lowered: str, stems: tuple[str, ...]) -> list[tuple[int, int]]:
+    hits = []
+    for stem in stems:
+        at = lowered.find(stem)
+        while at != -1:
+            hits.append((at, at + len(stem)))
+            at = lowered.find(stem, at + len(stem))
+    return sorted(hits)
+
+
 def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
-    regions = _keyword_regions(text)
-    for name, pattern in _PATTERNS.items():
-        if name not in _KEYWORD_RULES:
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a character whose lower case is longer
+        for name, pattern in _PATTERNS.items():
             yield from ((name, match, 0) for match in pattern.finditer(text))
-            continue
+        return
+    by_stems: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+    long_tokens = _regions(text, (m.span() for m in _LONG_TOKEN.finditer(text)))
+    for name, pattern in _PATTERNS.items():
+        if name in _LONG_TOKEN_RULES:
+            regions = long_tokens
+        elif name in _WHOLE_TEXT_RULES:
+            found = any(stem in lowered for stem in _RULE_STEMS[name])
+            regions = [(0, len(text))] if found else []
+        else:
+            stems = _RULE_STEMS[name]
+            if stems not in by_stems:
+                by_stems[stems] = _regions(text, _stem_hits(lowered, stems))
+            regions = by_stems[stems]
         for start, end in regions:
             yield from ((name, match, start) for match in pattern.finditer(text[start:end]))
 

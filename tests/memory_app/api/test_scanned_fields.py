@@ -1,5 +1,7 @@
 """Every text an agent supplies is scanned, and a refusal names the field."""
 
+import base64
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -106,3 +108,24 @@ def test_reviewer_edited_content_is_scanned_and_named(tools, draft, reviewer):
     )
     _refused(response, "content", TOKEN)
     assert not MemoryDocument.objects.filter(store__slug="workspace_runbooks").exists()
+
+
+def test_an_encoded_secret_in_a_field_is_refused_on_the_encoded_run(tools):
+    encoded = base64.b64encode(f"GITHUB_TOKEN={TOKEN}".encode()).decode()
+    hint = f"when the deploy token {encoded} is rotated"
+    response = tools("memory_remember", remember_body(recall_hint=hint))
+    _refused(response, "recall_hint", TOKEN)
+    finding = next(f for f in response.json()["findings"] if f["field"] == "recall_hint")
+    start = hint.index(encoded)
+    assert (finding["start"], finding["end"]) == (start, start + len(encoded))
+
+
+def test_placeholders_in_every_field_are_stored(tools):
+    body = remember_body(
+        content="Set DB_PASSWORD=${DB_PASSWORD} and Authorization: Bearer <your-token>.",
+        title="Token example: ghp_" + "x" * 36,
+        tags=["nginx", "password: changeme"],
+        entities={"service": "AKIA" + "X" * 16},
+    )
+    created = tools.ok("memory_remember", body, status=201)
+    assert MemoryDocument.objects.filter(id=created["id"]).exists()
