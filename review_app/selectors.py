@@ -8,14 +8,14 @@ from memory_app.models import DreamReviewItem, MemoryDocument, MemoryUsage, Revi
 from memory_app.policy import curatable_stores_q
 from memory_app.selectors.review import review_items
 from memory_app.services.promote import DECIDED_HERE
-from review_app.diffs import DiffRow, side_by_side
+from review_app.diffs import Diff, build_diff
 
 
 @dataclass
 class QueueRow:
     item: DreamReviewItem
     current: MemoryDocument | None
-    diff: list[DiffRow]
+    diff: Diff
     injections: int
     hits: int
 
@@ -45,7 +45,7 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
             QueueRow(
                 item=item,
                 current=target,
-                diff=side_by_side(target.content if target else "", item.proposed_content),
+                diff=build_diff(target.content if target else None, item.proposed_content),
                 injections=stats.get("injections", 0),
                 hits=stats.get("hits", 0),
             )

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.permissions import can_review
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
+from review_app.display import diff_view
 from review_app.errors import page_errors, require_reviewer
 from review_app.forms import BulkDecisionForm, DecisionForm
 from review_app.selectors import pending_count, pending_promotions, queue_rows
@@ -26,6 +27,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": page,
         "rows": queue_rows(list(page.object_list)),
         "pending": page.paginator.count,
+        "diff_view": diff_view(request),
         "active_page": "queue",
     }
     template = "review_app/queue.html#rows" if request.htmx else "review_app/queue.html"
