@@ -2,18 +2,19 @@
 
 A reviewer decides on what changed, so changed lines carry the changed words
 (difflib on word tokens), both sides carry line numbers, and long unchanged
-runs fold down to a few lines of context. Memory content is untrusted: the
-only HTML built here comes from `format_html`, which escapes every piece of
-text; nothing is marked safe as it is.
+runs fold down to a few lines of context. Memory content is untrusted: every
+piece of text reaches HTML through `format_html`, which escapes it; the only
+strings marked safe are fixed markup and joins of format_html results.
 """
 
 import difflib
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from itertools import groupby
 
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 # Words, runs of spaces, and single punctuation marks: "retries=3" changing to
 # "retries=5" marks only the 3 and the 5.
@@ -89,7 +90,7 @@ class Diff:
     def unchanged(self) -> bool:
         return self.added == 0 and self.removed == 0
 
-    @property
+    @cached_property
     def unified(self) -> list[UnifiedLine]:
         """The rows as one column: each run of changes shows its removed
         lines, then its added lines, as `diff -u` does."""
@@ -103,8 +104,83 @@ class Diff:
             lines += [UnifiedLine("added", None, r.new.number, r.new) for r in rows if r.new]
         return lines
 
+    # The table bodies are built here rather than in a template loop: a
+    # queue page holds 25 diffs, and a loop of template tags per row would be
+    # most of its render time. Every cell still goes through format_html.
+    # Cached per Diff, like the Diff itself (see build_diff).
+
+    @cached_property
+    def new_file_html(self) -> SafeString:
+        return format_html_join(
+            "",
+            '<tr class="added"><td class="num">{}</td><td class="sign">+</td>'
+            '<td class="code">{}</td></tr>',
+            ((row.new.number, row.new.html) for row in self.rows),
+        )
+
+    @cached_property
+    def unified_html(self) -> SafeString:
+        return _join(
+            _fold_html(line.folded, 4)
+            if line.kind == "fold"
+            else format_html(
+                '<tr class="{}"><td class="num">{}</td><td class="num">{}</td>'
+                '<td class="sign">{}</td><td class="code">{}</td></tr>',
+                line.kind,
+                "" if line.old is None else line.old,
+                "" if line.new is None else line.new,
+                line.sign,
+                line.side.html,
+            )
+            for line in self.unified
+        )
+
+    @cached_property
+    def split_html(self) -> SafeString:
+        return _join(
+            _fold_html(row.folded, 6)
+            if row.kind == "fold"
+            else format_html(
+                '<tr class="{}">{}{}</tr>',
+                row.kind,
+                _half(row.old, "old", "-" if row.kind != "same" else ""),
+                _half(row.new, "new", "+" if row.kind != "same" else ""),
+            )
+            for row in self.rows
+        )
+
 
 _CHANGES = {"changed", "added", "removed"}
+_BLANK_HALF = mark_safe(
+    '<td class="num blank"></td><td class="sign blank"></td><td class="code blank"></td>'
+)
+
+
+def _join(parts) -> SafeString:
+    return mark_safe("".join(parts))  # noqa: S308 - each part is a format_html result
+
+
+def _half(side: Side | None, which: str, sign: str) -> SafeString:
+    if side is None:
+        return _BLANK_HALF
+    return format_html(
+        '<td class="num {}">{}</td><td class="sign {}">{}</td><td class="code {}">{}</td>',
+        which,
+        side.number,
+        which,
+        sign,
+        which,
+        side.html,
+    )
+
+
+def _fold_html(folded: int, columns: int) -> SafeString:
+    return format_html(
+        '<tr class="fold"><td colspan="{}">{} unchanged line{}</td></tr>',
+        columns,
+        folded,
+        "" if folded == 1 else "s",
+    )
 
 
 def _unchanged_line(row: Row) -> UnifiedLine:
@@ -113,9 +189,13 @@ def _unchanged_line(row: Row) -> UnifiedLine:
     return UnifiedLine("same", row.old.number, row.new.number, row.old)
 
 
+@lru_cache(maxsize=256)
 def build_diff(old: str | None, new: str) -> Diff:
     """The diff from `old` to `new`; `old=None` means there was no previous
-    version, so the result is a new file: every line added, nothing to pair."""
+    version, so the result is a new file: every line added, nothing to pair.
+
+    Cached, with its HTML, because a reviewer reloads the same queue page
+    over and over; a Diff never changes once built."""
     new_lines = new.splitlines()
     if old is None:
         rows = tuple(Row("added", new=_plain(n, line)) for n, line in enumerate(new_lines, 1))

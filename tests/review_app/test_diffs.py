@@ -90,3 +90,21 @@ def test_hostile_text_comes_out_escaped_with_only_our_marks_as_tags():
     assert old.startswith("<mark>note</mark>") and new.startswith("<mark>notes</mark>")
     added = str(build_diff(None, XSS).rows[0].new.html)
     assert added == ("&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(2)&lt;/script&gt;")
+
+
+def test_every_table_body_escapes_the_content():
+    changed = build_diff(f"a\n{XSS}\nz", f"a\n{XSS}!\nz\nnew {XSS}")
+    bodies = [str(changed.unified_html), str(changed.split_html)]
+    bodies.append(str(build_diff(None, XSS).new_file_html))
+    for body in bodies:
+        assert "<script>" not in body and "<img" not in body
+        assert "&lt;script&gt;alert(2)&lt;/script&gt;" in body
+
+
+def test_the_split_body_leaves_the_missing_half_of_an_added_line_blank():
+    body = str(build_diff("a", "a\nb").split_html)
+    assert body.endswith(
+        '<tr class="added"><td class="num blank"></td><td class="sign blank"></td>'
+        '<td class="code blank"></td><td class="num new">2</td><td class="sign new">+</td>'
+        '<td class="code new">b</td></tr>'
+    )
