@@ -191,3 +191,25 @@ def test_the_queue_card_renders_the_proposal_sanitised(client, reviewer):
     assert "<h1>Runbook</h1>" in preview
     assert_inert(preview)
     assert "&lt;img src=x onerror=alert(2)&gt;" in preview
+
+
+def test_comparing_versions_is_bounded_in_queries(client, owner, django_assert_max_num_queries):
+    for n in range(30):
+        document = write(owner, f"line {n}\nsame", path="many")
+    client.force_login(owner)
+    client.get(f"{url(document)}?diff=split")  # the one session write, when the choice changes
+    with django_assert_max_num_queries(12):
+        response = client.get(f"{url(document)}?from=1&to=30&diff=split")
+    assert response.status_code == 200
+    assert "Version 1 → 30" in response.content.decode()
+
+
+def test_the_layout_link_on_the_queue_swaps_the_rows_only(client, reviewer):
+    agent = UserFactory(username="agent", service_account=True)
+    runbooks = store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    make_document(runbooks, path="fix/0", content="Roll back the secret.")
+    propose(agent, content="Roll back the configmap.")
+    client.force_login(reviewer)
+    html = client.get("/queue/?diff=split", HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in html and 'class="diff split"' in html
+    assert 'hx-get="?diff=unified" hx-target="#queue-rows"' in html
