@@ -212,10 +212,15 @@ def build_diff(old: str | None, new: str) -> Diff:
             )
             continue
         removed, added = removed + (i2 - i1), added + (j2 - j1)
-        for offset in range(max(i2 - i1, j2 - j1)):
-            a = old_lines[i1 + offset] if i1 + offset < i2 else None
-            b = new_lines[j1 + offset] if j1 + offset < j2 else None
-            rows.append(_pair(i1 + offset + 1, a, j1 + offset + 1, b))
+        for a, b in align(old_lines[i1:i2], new_lines[j1:j2]):
+            rows.append(
+                _pair(
+                    i1 + (a or 0) + 1,
+                    None if a is None else old_lines[i1 + a],
+                    j1 + (b or 0) + 1,
+                    None if b is None else new_lines[j1 + b],
+                )
+            )
     return Diff(rows=tuple(rows), is_new=False, added=added, removed=removed)
 
 
@@ -236,6 +241,49 @@ def _context(i: int, j: int, lines: list[str], *, first: bool, last: bool) -> li
 
 def _plain(number: int, text: str) -> Side:
     return Side(number, (Segment(text, False),))
+
+
+def align(old: list[str], new: list[str]) -> list[tuple[int | None, int | None]]:
+    """Which line of a changed block became which: (old index, new index)
+    pairs in order, None where a line has no partner.
+
+    Pairing by position alone would set a step inserted at the top of a
+    list beside the old first step, and every step after it beside its
+    predecessor, all "rewritten". Each old line is paired instead with the
+    most similar new line after the last pair (the first of equals), if
+    similar enough; the lines skipped on the way are added or removed.
+    Unpaired runs that meet are then set side by side again, as rewrites.
+    Large blocks keep pairing by position: this is quadratic.
+    """
+    if len(old) * len(new) > _ALIGN_LIMIT:
+        return _by_position(range(len(old)), range(len(new)))
+    words_new = [_words(line) for line in new]
+    pairs: list[tuple[int | None, int | None]] = []
+    lost: list[int] = []
+    j = 0
+    for i, line in enumerate(old):
+        words = _words(line)
+        scores = [(_ratio(words, words_new[k]), -k) for k in range(j, len(new))]
+        best = max(scores, default=(0.0, 0))
+        match = -best[1] if best[0] >= _SIMILAR else None
+        if match is None:
+            lost.append(i)
+            continue
+        pairs += _by_position(lost, range(j, match))
+        pairs.append((i, match))
+        lost, j = [], match + 1
+    return pairs + _by_position(lost, range(j, len(new)))
+
+
+_ALIGN_LIMIT = 400
+
+
+def _by_position(old, new) -> list[tuple[int | None, int | None]]:
+    old, new = list(old), list(new)
+    return [
+        (old[n] if n < len(old) else None, new[n] if n < len(new) else None)
+        for n in range(max(len(old), len(new)))
+    ]
 
 
 def _pair(old_no: int, old: str | None, new_no: int, new: str | None) -> Row:
@@ -264,9 +312,16 @@ def word_segments(old: str, new: str) -> tuple[tuple[Segment, ...], tuple[Segmen
 
 def _similarity(a: list[str], b: list[str]) -> float:
     """Share of words in common; the spaces between words say nothing."""
-    words_a = [t for t in a if not t.isspace()]
-    words_b = [t for t in b if not t.isspace()]
-    return difflib.SequenceMatcher(a=words_a, b=words_b, autojunk=False).ratio()
+    return _ratio([t for t in a if not t.isspace()], [t for t in b if not t.isspace()])
+
+
+def _words(line: str) -> list[str]:
+    return [t for t in _TOKEN.findall(line) if not t.isspace()]
+
+
+def _ratio(a: list[str], b: list[str]) -> float:
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    return matcher.ratio() if matcher.quick_ratio() >= _SIMILAR else 0.0
 
 
 def _extend(segments: list[Segment], text: str, changed: bool) -> None:

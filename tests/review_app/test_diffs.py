@@ -1,6 +1,6 @@
 """Diffs as a reviewer reads them: numbered lines, changed words, new files, escaping."""
 
-from review_app.diffs import CONTEXT, Segment, build_diff, word_segments
+from review_app.diffs import CONTEXT, Segment, align, build_diff, word_segments
 
 XSS = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
@@ -108,3 +108,25 @@ def test_the_split_body_leaves_the_missing_half_of_an_added_line_blank():
         '<td class="code blank"></td><td class="num new">2</td><td class="sign new">+</td>'
         '<td class="code new">b</td></tr>'
     )
+
+
+def test_a_step_inserted_at_the_top_leaves_the_others_paired_with_themselves():
+    old = "1. Open the dashboard.\n2. Scale the group to 6.\n3. Page the owner."
+    new = (
+        "1. Check the alert is real.\n2. Open the dashboard.\n"
+        "3. Scale the group to 12.\n4. Page the owner."
+    )
+    rows = [
+        (r.kind, r.old and r.old.number, r.new and r.new.number) for r in build_diff(old, new).rows
+    ]
+    assert rows == [("added", None, 1), ("changed", 1, 2), ("changed", 2, 3), ("changed", 3, 4)]
+    scaled = build_diff(old, new).rows[2]
+    assert [s.text for s in scaled.new.segments if s.changed] == ["3", "12"]
+
+
+def test_lines_without_a_partner_meet_again_as_rewrites():
+    assert align(["alpha beta", "same line here"], ["gamma delta", "same line here!"]) == [
+        (0, 0),
+        (1, 1),
+    ]
+    assert align(["keep this line", "gone"], ["keep this line too"]) == [(0, 0), (1, None)]
