@@ -97,7 +97,7 @@ def main() -> None:
         ("document, latest diff", f"/documents/{document.pk}/"),
         (
             f"document, diff v1 to v{args.versions}",
-            f"/documents/{document.pk}/?old=1&new={args.versions}",
+            f"/documents/{document.pk}/?from=1&to={args.versions}",
         ),
         ("browser, all stores", "/browser/"),
         ("browser, one store", f"/browser/?store={target.pk}"),

@@ -17,7 +17,7 @@ from memory_app.models import (
 from memory_app.policy import curatable_stores_q
 from memory_app.selectors.review import review_items
 from memory_app.services.promote import DECIDED_HERE, SIMILAR_MIN
-from review_app.diffs import DiffRow, side_by_side
+from review_app.diffs import Diff, build_diff
 from review_app.provenance import Provenance, of_version, version_refs
 
 RELATED_FIELDS = ("id", "path", "title", "store__slug")
@@ -29,7 +29,7 @@ DECIDED_TABS = (ReviewStatus.APPROVED, ReviewStatus.REJECTED)
 class QueueRow:
     item: DreamReviewItem
     current: MemoryDocument | None
-    diff: list[DiffRow]
+    diff: Diff
     injections: int
     hits: int
     meta: Provenance | None = None
@@ -66,7 +66,7 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
             QueueRow(
                 item=item,
                 current=target,
-                diff=side_by_side(target.content if target else "", item.proposed_content),
+                diff=build_diff(target.content if target else None, item.proposed_content),
                 injections=stats.get("injections", 0),
                 hits=stats.get("hits", 0),
                 meta=_proposed(item, refs),

@@ -2,13 +2,12 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
-from memory_app.errors import NotFound
 from memory_app.models import DocState
 from memory_app.policy import can_curate, can_govern, can_redact
 from memory_app.selectors.chain import version_chain_verify
@@ -18,7 +17,8 @@ from memory_app.services.curate import (
     document_state_set,
 )
 from memory_app.services.redact import document_redact
-from review_app.diffs import side_by_side
+from review_app.diffs import build_diff
+from review_app.display import diff_view
 from review_app.errors import page_errors
 from review_app.forms import CurateForm, RedactForm
 from review_app.provenance import of_document, version_authors
@@ -39,17 +39,13 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
     authors = version_authors(versions)
     for version in versions:
         version.written_by, version.approved_by = authors[version.pk]
-    by_number = {v.version: v for v in versions}
-    new = _version_param(request, "new", by_number, default=document.version)
-    old = _version_param(request, "old", by_number, default=max(new.version - 1, 1))
+    head = next((v for v in versions if v.version == document.version), versions[0])
     context = {
         "document": document,
         "ref": f"{store_ref(document.store, actor_for(request.user))}/{document.path}",
         "versions": versions,
-        "old": old,
-        "new": new,
-        "diff": side_by_side(old.content, new.content),
-        "meta": of_document(document, by_number.get(document.version, versions[0]), authors),
+        "meta": of_document(document, head, authors),
+        "diff_view": diff_view(request),
         "chain": version_chain_verify(document),
         "may_roll_back": can_curate(request.user, document),
         "may_govern": can_govern(request.user, document),
@@ -57,20 +53,54 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
         "tombstoned": document.state == DocState.TOMBSTONED,
         "active_page": "browser",
     }
-    template = "review_app/document.html#diff" if request.htmx else "review_app/document.html"
-    return render(request, template, context)
-
-
-def _version_param(request, name, by_number, default):
-    raw = request.GET.get(name)
+    status = 200
     try:
-        number = int(raw) if raw else default
-    except ValueError:
-        number = default
-    version = by_number.get(number) or by_number.get(default)
-    if version is None:
-        raise NotFound("No such version.")
-    return version
+        context.update(_comparison(document, request.GET, listed=versions))
+    except ValueError as error:
+        context["compare_error"], status = str(error), 400
+    template = "review_app/document.html#diff" if request.htmx else "review_app/document.html"
+    return render(request, template, context, status=status)
+
+
+def _comparison(document, params, listed) -> dict:
+    """The diff between two versions of this document, named `?from=&to=`.
+
+    `to` defaults to the head and `from` to the version before `to`; `from=0`
+    (or no earlier version) compares against nothing, a new file. A value
+    that is not a version number is a ValueError (a message on the page); a
+    number this document has no version for is a 404, which is also what a
+    version of some other document looks like from here. Versions already
+    `listed` for the history table are not fetched again.
+    """
+    to = _version_number(params, "to", default=document.version, lowest=1)
+    start = _version_number(params, "from", default=to - 1, lowest=0)
+    wanted = {n for n in (start, to) if n}
+    found = {v.version: v for v in listed if v.version in wanted}
+    # A number past the head cannot exist: no query (and no integer overflow).
+    if wanted - found.keys() and max(wanted) <= document.version:
+        found |= {v.version: v for v in document.versions.filter(version__in=wanted)}
+    if wanted - found.keys():
+        raise Http404("This document has no such version.")
+    old, new = found.get(start), found[to]
+    return {
+        "old": old,
+        "new": new,
+        "old_label": f"v{start}",
+        "new_label": f"v{to}",
+        "diff": build_diff(old.content if old else None, new.content),
+    }
+
+
+def _version_number(params, name: str, *, default: int, lowest: int) -> int:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return max(default, lowest)
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < lowest:
+        raise ValueError(
+            f"“{name}” takes a version number ({lowest} or more), not “{raw[:40]}”. "
+            "Pick the versions from the lists below."
+        )
+    return int(raw)
 
 
 @require_POST

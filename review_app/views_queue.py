@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
+from review_app.display import diff_view
 from review_app.errors import page_errors, require_reviewer
 from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
 from review_app.selectors import DECIDED_TABS, queue_items, queue_rows, queue_tab_counts
@@ -46,6 +47,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": page,
         "rows": queue_rows(list(page.object_list)),
         "undo_seconds": UNDO_SECONDS,
+        "pending": page.paginator.count,
+        "diff_view": diff_view(request),
         "active_page": "queue",
     }
     if request.htmx.target == "queue-tabs":

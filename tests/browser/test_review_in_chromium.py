@@ -116,7 +116,7 @@ def test_rollback_and_pin_on_the_document_page(login, live_server, people, scree
     page.click("button:has-text('Pin (always inject)')")
     page.wait_for_selector("text=pinned (always injected)")
     page.click("button:has-text('Roll back to v1')")
-    page.wait_for_selector("pre.content:has-text('first take')")
+    page.wait_for_selector(".markdown:has-text('first take')")
     page.screenshot(path=str(screenshots / "document.png"), full_page=True)
     document = MemoryDocument.objects.get(pk=result.document.pk)
     assert (document.version, document.content, document.always_inject) == (3, "first take", True)

@@ -65,18 +65,21 @@ def test_history_and_the_diff_of_the_last_change(client, owner, note):
     html = client.get(url(note)).content.decode()
     assert "history intact (2 versions)" in html
     assert "Version 1 → 2" in html
-    assert '<tr class="changed"><td>line two</td><td>line 2, changed</td></tr>' in html
+    assert '<td class="sign">-</td><td class="code">line two</td>' in html
+    assert '<td class="sign">+</td><td class="code">line 2, changed</td>' in html
 
 
 def test_any_two_versions_can_be_compared_and_htmx_gets_the_diff_only(client, owner, note):
     client.force_login(owner)
-    html = client.get(f"{url(note)}?old=2&new=1", HTTP_HX_REQUEST="true").content.decode()
+    html = client.get(f"{url(note)}?from=2&to=1", HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in html and "Version 2 → 1" in html
 
 
-def test_garbage_version_parameters_fall_back_to_the_latest_change(client, owner, note):
+def test_garbage_version_parameters_are_a_message_not_an_error(client, owner, note):
     client.force_login(owner)
-    assert client.get(f"{url(note)}?old=abc&new=999").status_code == 200
+    response = client.get(f"{url(note)}?from=abc&to=2")
+    assert response.status_code == 400
+    assert "“from” takes a version number (0 or more), not “abc”" in response.content.decode()
 
 
 def test_rollback_from_the_page_adds_a_version(client, owner, note):
