@@ -47,7 +47,6 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": page,
         "rows": queue_rows(list(page.object_list)),
         "undo_seconds": UNDO_SECONDS,
-        "pending": page.paginator.count,
         "diff_view": diff_view(request),
         "active_page": "queue",
     }
