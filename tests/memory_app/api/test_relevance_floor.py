@@ -16,22 +16,20 @@ from tests.factories import make_document
 
 pytestmark = pytest.mark.django_db
 
-POOL = (
-    "payments (payments-api) logs 'remaining connection slots are reserved' under load. "
-    "Raise the pool from 20 to 40 and set statement_timeout=5s; check pg_stat_activity "
-    "for idle in transaction sessions first."
+RATE = (
+    "payments-api calls the partner API which allows 57 requests per second; beyond that it "
+    "answers 429 with Retry-After. Use the token bucket client and honour Retry-After."
 )
 CHANGES = [
     "On payments-api we raised the worker concurrency from 4 to 8.",
     "On payments-api we enabled gzip on the internal endpoints.",
-    "On payments-api we added a circuit breaker around the partner client.",
     "On payments-api we lowered the cache TTL to five minutes.",
+    "On payments-api we doubled the connection pool of the replica client.",
+    "On payments-api we moved the nightly export to the read replica.",
 ]
 OTHERS = ("checkout", "ledger", "search")
-CHATTER = "User: {svc} can't get a database handle when traffic peaks, is that normal?"
-PARAPHRASE = (
-    "Can you remind me what to do when payments can't get a database handle when traffic peaks?"
-)
+CHATTER = "User: {svc} gets throttled by the external provider, is that normal?"
+PARAPHRASE = "Can you remind me what to do when payments gets throttled by the external provider?"
 NO_ANSWER = "How do we configure the GPU drivers on the payments build agents?"
 
 
@@ -44,11 +42,11 @@ def _aged(document, days: float) -> None:
 def conversation_like(runbooks):
     runbook = make_document(
         runbooks,
-        path="payments/pool",
-        title="payments: database connection pool exhausted",
-        content=POOL,
+        path="payments/rate",
+        title="payments: upstream rate limits",
+        content=RATE,
         trust=Trust.USER_AUTHORED,
-        doc_type="runbook",
+        doc_type="service_pattern",
         entities={"service": "payments"},
     )
     _aged(runbook, 200)
@@ -80,11 +78,12 @@ def _paths(body) -> list[str]:
     return [hit["path"] for hit in body["results"]]
 
 
-def test_a_paraphrase_finds_its_old_runbook_first(tools, conversation_like):
+def test_a_paraphrase_finds_its_old_memory_among_the_first_five(tools, conversation_like):
     # Recent change notes of the same service and recent turns with the
-    # question's very words must not bury the memory that answers it.
+    # question's very words must not bury the memory that answers it (a
+    # recency weight of 0.10 put it eighth).
     body = tools.ok("memory_search", {"query": PARAPHRASE})
-    assert _paths(body)[0] == "payments/pool"
+    assert "payments/rate" in _paths(body)[:5]
 
 
 def test_a_question_no_memory_answers_gets_no_documents(tools, conversation_like):
@@ -102,7 +101,7 @@ def test_context_for_a_question_no_memory_answers_retrieves_nothing(tools, conve
 
 def test_an_answerable_question_still_reaches_the_context(tools, conversation_like):
     body = tools.ok("memory_context", {"message": PARAPHRASE})
-    assert 'ref="workspace_runbooks/payments/pool"' in body["context"]
+    assert 'ref="workspace_runbooks/payments/rate"' in body["context"]
 
 
 def test_a_ticket_id_clears_the_floor_even_in_a_long_question(tools, runbooks):
