@@ -137,7 +137,12 @@ def _similar_in(store: MemoryStore, document: MemoryDocument) -> list[MemoryDocu
     if document.embedding is None:
         return []
     return list(
-        MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
+        MemoryDocument.objects.filter(
+            store=store,
+            state=DocState.ACTIVE,
+            embedding__isnull=False,
+            embedding_model=document.embedding_model,
+        )
         .order_by(CosineDistance("embedding", document.embedding))
         .only("id")[:RELATED_LIMIT]
     )
