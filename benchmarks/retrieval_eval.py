@@ -44,7 +44,7 @@ def hard() -> None:
     rows, query_rows = ops_rows + public_rows, ops_queries + public_queries
     tenants = load_hard(rows)
     print(f"{len(rows)} memories in {len(tenants)} tenants, {len(query_rows)} questions")
-    print("kind        mode         n    R@5    R@10   MRR    nDCG@10 empty")
+    print("kind        mode         n    R@5    R@10   MRR    nDCG@10 empty hits")
     results = {mode: evaluate_hard(tenants, query_rows, mode) for mode in MODES}
     for kind in ("all", *KINDS):
         for mode in MODES:

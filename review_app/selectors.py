@@ -99,7 +99,11 @@ def similar_memory(item_ids: list) -> dict[object, list[MemoryDocument]]:
     if not item_ids:
         return {}
     links = (
-        DreamReviewItem.related_documents.through.objects.filter(dreamreviewitem_id__in=item_ids)
+        DreamReviewItem.related_documents.through.objects.filter(
+            dreamreviewitem_id__in=item_ids,
+            # Vectors of two models do not compare.
+            memorydocument__embedding_model=F("dreamreviewitem__source_document__embedding_model"),
+        )
         .exclude(memorydocument_id=F("dreamreviewitem__source_document_id"))
         .exclude(
             memorydocument__store_id=F("dreamreviewitem__target_store_id"),

@@ -256,3 +256,17 @@ def public_set(limit_tenants: int | None = None) -> tuple[list[HardMemory], list
 
 def _tenant(name: str) -> str:
     return "pub-" + name.lower().replace(" ", "-")
+
+
+def split(query_rows: list[HardQuery]) -> tuple[list[HardQuery], list[HardQuery]]:
+    """Dev and held-out halves: every other service (ops) or speaker (public)."""
+    services = [service for service, _ in SERVICES]
+    speakers = sorted({q.tenant for q in query_rows if q.tenant.startswith("pub-")})
+
+    def group(query: HardQuery) -> int:
+        if query.tenant in speakers:
+            return speakers.index(query.tenant)
+        return services.index(query.id.split("-", 1)[0])
+
+    dev = [q for q in query_rows if group(q) % 2 == 0]
+    return dev, [q for q in query_rows if group(q) % 2 == 1]

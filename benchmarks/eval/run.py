@@ -64,7 +64,10 @@ MODES = ("text", "semantic", "hybrid")
 
 @dataclass(frozen=True)
 class KindScores:
-    """Ranking scores of one kind; for no-answer questions, how often nothing came back."""
+    """Ranking scores of one kind; for no-answer questions, how often nothing came back.
+
+    `returned` is the mean number of hits (of 10 asked for).
+    """
 
     n: int
     recall_at_5: float
@@ -72,11 +75,12 @@ class KindScores:
     mrr: float
     ndcg_at_10: float
     empty: float
+    returned: float
 
     def row(self) -> str:
         return (
             f"{self.n:>4}  {self.recall_at_5:.3f}  {self.recall_at_10:.3f}  "
-            f"{self.mrr:.3f}  {self.ndcg_at_10:.3f}  {self.empty:.2f}"
+            f"{self.mrr:.3f}  {self.ndcg_at_10:.3f}  {self.empty:.2f}  {self.returned:4.1f}"
         )
 
 
@@ -135,21 +139,30 @@ def evaluate_hard(tenants: dict, query_rows: list[HardQuery], mode: str) -> dict
     """Scores per query kind (and "all" over the answerable ones) for one mode."""
     from memory_app.selectors.search import memory_search
 
-    per_kind: dict[str, list[tuple]] = {}
+    ranked = {}
     for query in query_rows:
         actor, paths = tenants[query.tenant]
         hits = memory_search(actor=actor, query=query.text, limit=10, mode=mode)
-        ranked = [paths.get(hit.document.path, "") for hit in hits]
+        ranked[query.id] = [paths.get(hit.document.path, "") for hit in hits]
+    return score_kinds(query_rows, ranked)
+
+
+def score_kinds(query_rows: list[HardQuery], ranked: dict[str, list[str]]) -> dict[str, KindScores]:
+    """Each kind's mean scores for the ranked ids of each question (by question id)."""
+    per_kind: dict[str, list[tuple]] = {}
+    for query in query_rows:
+        found = ranked[query.id]
         if query.relevant:
             measured = (
-                recall_at(ranked, query.relevant, 5),
-                recall_at(ranked, query.relevant, 10),
-                reciprocal_rank(ranked, query.relevant),
-                ndcg_at(ranked, query.relevant, 10),
+                recall_at(found, query.relevant, 5),
+                recall_at(found, query.relevant, 10),
+                reciprocal_rank(found, query.relevant),
+                ndcg_at(found, query.relevant, 10),
                 0.0,
+                len(found),
             )
         else:
-            measured = (0.0, 0.0, 0.0, 0.0, float(not ranked))
+            measured = (0.0, 0.0, 0.0, 0.0, float(not found), len(found))
         per_kind.setdefault(query.kind, []).append(measured)
         if query.relevant:
             per_kind.setdefault("all", []).append(measured)

@@ -80,7 +80,10 @@ def _neighbours(document: MemoryDocument) -> list[MemoryDocument]:
         set_vector_search_options()
         return list(
             MemoryDocument.objects.filter(
-                store_id=document.store_id, state=DocState.ACTIVE, embedding__isnull=False
+                store_id=document.store_id,
+                state=DocState.ACTIVE,
+                embedding__isnull=False,
+                embedding_model=document.embedding_model,
             )
             .exclude(pk=document.pk)
             .annotate(distance=CosineDistance("embedding", document.embedding))
@@ -188,7 +191,7 @@ def compact(job: DreamJob, progress: Progress) -> dict:
         documents = list(
             candidates.filter(store_id=store_id)
             .select_related("store")
-            .only(*FIELDS, "embedding", "store__slug")
+            .only(*FIELDS, "embedding", "embedding_model", "store__slug")
             .order_by("created_at")
         )
         found = clusters(documents, progress)

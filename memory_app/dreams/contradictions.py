@@ -46,6 +46,7 @@ def _closest_reviewed(draft: MemoryDocument) -> MemoryDocument | None:
                 state=DocState.ACTIVE,
                 trust__in=REVIEWED,
                 embedding__isnull=False,
+                embedding_model=draft.embedding_model,
             )
             .annotate(distance=CosineDistance("embedding", draft.embedding))
             .select_related("store")
@@ -60,7 +61,7 @@ def contradictions(job: DreamJob, progress: Progress) -> dict:
         MemoryDocument.objects.filter(
             trust=Trust.AGENT_DRAFT, state=DocState.ACTIVE, embedding__isnull=False
         )
-        .only("id", "path", "title", "content", "version", "embedding")
+        .only("id", "path", "title", "content", "version", "embedding", "embedding_model")
         .order_by("created_at")
     )
     progress.total(len(drafts))

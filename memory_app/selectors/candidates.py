@@ -9,7 +9,11 @@
   runs only on those rows (STACK.md: ranking every match of an OR is the
   cliff). Document frequency is counted in the same read, per term and
   within the caller's stores, so it is always current; a term that reaches
-  the cap is common enough that its weight is near zero anyway.
+  the cap is common enough that its weight is near zero anyway. Besides the
+  score, each document gets its coverage: the share of the query's term
+  weight it matches (a term no document holds weighs the most), an absolute
+  measure the relevance floor reads, and whether it holds one of the
+  query's identifiers.
 * **Semantic**: the HNSW cosine index, over vectors of the current model
   only (a row embedded by another model is never compared).
 * **Time**: when the question names a time, the memories written then,
@@ -45,6 +49,10 @@ TABLE = MemoryDocument._meta.db_table
 class Found:
     document: MemoryDocument
     lexical: float
+    # Share of the query's informative term weight this document matches, 0 to 1.
+    coverage: float
+    # Matches one of the query's identifiers (a ticket, a config key) whole.
+    identifier: bool
     distance: float | None
     sources: frozenset[str]
 
@@ -110,7 +118,11 @@ def gather(
     columns = ", ".join(f"d.{f.column}" for f in model_fields)
     union = " UNION ".join(f"SELECT id FROM {_LIST_CTE[name]}" for name in lists)
     flags = ", ".join(f"d.id IN (SELECT id FROM {_LIST_CTE[name]}) AS in_{name}" for name in lists)
-    lexical_score = "COALESCE(lex.score, 0)" if lexical else "0"
+    lexical_score = (
+        "COALESCE(lex.score, 0), COALESCE(lex.coverage, 0), COALESCE(lex.identifier, false)"
+        if lexical
+        else "0, 0, false"
+    )
     lexical_join = "LEFT JOIN lex ON lex.id = d.id" if lexical else ""
     distance = (
         "CASE WHEN d.embedding_model = %s THEN d.embedding <=> %s::vector END"
@@ -120,7 +132,7 @@ def gather(
     final_params = [get_backend().model_id, vector_text] if vector_text else []
     sql = (
         f"WITH {', '.join(ctes)}, ids AS ({union}) "
-        f"SELECT {columns}, {lexical_score} AS lexical_score, {distance} AS distance, {flags} "
+        f"SELECT {columns}, {lexical_score}, {distance} AS distance, {flags} "
         f"FROM ids JOIN {TABLE} d ON d.id = ids.id {lexical_join}"
     )
     found = []
@@ -136,9 +148,11 @@ def gather(
             document = MemoryDocument.from_db(
                 connection.alias, [f.attname for f in model_fields], values
             )
-            lexical_score, dist, *in_lists = row[width:]
+            lexical_score, coverage, identifier, dist, *in_lists = row[width:]
             sources = frozenset(name for name, hit in zip(lists, in_lists, strict=True) if hit)
-            found.append(Found(document, float(lexical_score), dist, sources))
+            found.append(
+                Found(document, float(lexical_score), float(coverage), identifier, dist, sources)
+            )
     return found
 
 
@@ -146,24 +160,33 @@ _LIST_CTE = {"text": "text_top", "semantic": "semantic", "time": "timed", "pinne
 
 
 def _lexical_ctes(where: str) -> str:
-    """terms → per-term capped hits → document frequency → BM25-style score → top k."""
+    """terms → per-term capped hits → document frequency → BM25-style score → top k.
+
+    A term without hits gets the weight of a document frequency of zero, so
+    the query's total weight counts the words no memory holds.
+    """
     return (
-        "terms AS (SELECT DISTINCT q FROM ("
-        " SELECT phraseto_tsquery('english', i) AS q FROM unnest(%s::text[]) AS i"
+        "terms AS (SELECT q, bool_or(identifier) AS identifier FROM ("
+        " SELECT phraseto_tsquery('english', i) AS q, true AS identifier"
+        " FROM unnest(%s::text[]) AS i"
         " UNION ALL"
-        " SELECT quote_literal(l)::tsquery FROM ts_debug('english', %s) AS p,"
+        " SELECT quote_literal(l)::tsquery, false FROM ts_debug('english', %s) AS p,"
         " unnest(p.lexemes) AS l"
         " WHERE p.alias NOT IN ('hword_part', 'hword_asciipart', 'hword_numpart')"
-        ") AS raw WHERE numnode(q) > 0 LIMIT %s), "
-        "hits AS MATERIALIZED (SELECT t.q, h.id, h.r FROM terms AS t CROSS JOIN LATERAL ("
+        ") AS raw WHERE numnode(q) > 0 GROUP BY q LIMIT %s), "
+        "hits AS MATERIALIZED (SELECT t.q, t.identifier, h.id, h.r"
+        " FROM terms AS t CROSS JOIN LATERAL ("
         f" SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TABLE}"
         f" WHERE {where} AND search_vector @@ t.q LIMIT %s) AS h), "
         "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
         " WHERE oid = %s::regclass), "
         "df AS (SELECT q, ln(1 + (collection.n - count(*) + 0.5) / (count(*) + 0.5)) AS weight"
         " FROM hits CROSS JOIN collection GROUP BY q, collection.n), "
-        "lex AS (SELECT hits.id, sum(df.weight * hits.r / (hits.r + %s)) AS score"
-        " FROM hits JOIN df USING (q) GROUP BY hits.id), "
+        "total AS (SELECT sum(COALESCE(df.weight, ln(1 + (collection.n + 0.5) / 0.5))) AS w"
+        " FROM terms CROSS JOIN collection LEFT JOIN df USING (q)), "
+        "lex AS (SELECT hits.id, sum(df.weight * hits.r / (hits.r + %s)) AS score,"
+        " sum(df.weight) / max(total.w) AS coverage, bool_or(hits.identifier) AS identifier"
+        " FROM hits JOIN df USING (q) CROSS JOIN total GROUP BY hits.id), "
         "text_top AS (SELECT id FROM lex ORDER BY score DESC LIMIT %s)"
     )
 

@@ -1,14 +1,17 @@
 """Hybrid retrieval: full-text or nearest neighbours, re-ranked (DESIGN §4).
 
-Candidates come from two indexes, each over-fetched: the GIN-indexed
-tsvector with an all-words `websearch_to_tsquery` (fast; an OR-of-words
-query ranked on every match is a latency cliff, see STACK.md) and the HNSW
+Candidates come from two indexes, each over-fetched, in one statement
+(selectors/candidates.py): the GIN-indexed tsvector with a BM25-style
+ranked OR of the query's informative terms, each term's reads capped (an
+OR ranked on every match is a latency cliff, see STACK.md), and the HNSW
 cosine index with iterative scans, so a selective store filter still yields
-k rows. Recall comes mostly from the vector side; the text side rewards
-exact names (a service, an error code). One more query scores the union on
-both signals, and each candidate is re-ranked:
+k rows. Hybrid candidates must clear a relevance floor; each is re-ranked:
 
-    0.45·relevance + 0.20·trust + 0.15·entity + 0.10·doc_type + 0.10·recency
+    0.45·relevance + 0.20·trust + 0.15·entity + 0.10·doc_type + 0.02·recency
+    (+ 0.30·time for a question about time)
+
+Weights, lift and floor were tuned on the hard evaluation
+(benchmarks/fusion_tune.py; decisions.md, Retrieval).
 """
 
 import math
@@ -37,14 +40,36 @@ from memory_app.models import (
 from memory_app.selectors.candidates import gather, moment_in
 from memory_app.selectors.timeframe import time_window
 
-WEIGHTS = {
-    "text": 0.45,
-    "trust": 0.20,
-    "entity": 0.15,
-    "doc_type": 0.10,
-    "recency": 0.10,
-    "time": 0.30,
-}
+
+@dataclass(frozen=True)
+class Fusion:
+    """How the signals of one candidate become its score (DESIGN §4, decisions.md).
+
+    In hybrid mode relevance is meaning, lifted toward 1 by a words match:
+    `semantic + (1 - semantic) · lexical_lift · lexical`, lexical relative to
+    the best match of the set. A query with no text match at all ranks
+    exactly as semantic search does. `floor` drops hybrid candidates whose
+    absolute evidence, `semantic + (1 - semantic) · coverage`, stays under
+    it, unless they hold an identifier of the question or were written in
+    the time it asks about.
+    """
+
+    weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "text": 0.45,
+            "trust": 0.20,
+            "entity": 0.15,
+            "doc_type": 0.10,
+            "recency": 0.02,
+            "time": 0.30,
+        }
+    )
+    lexical_lift: float = 0.5
+    recency_half_life_days: float = 30.0
+    floor: float = 0.48
+
+
+FUSION = Fusion()
 DOC_TYPE_BOOST = {
     "runbook": 0.9,
     "checklist": 0.85,
@@ -56,12 +81,7 @@ DOC_TYPE_BOOST = {
     "user_preference": 0.5,
     "note": 0.4,
 }
-RECENCY_HALF_LIFE_DAYS = 30.0
 OVERFETCH = 3
-# In hybrid mode relevance is meaning, lifted toward 1 by an exact-words
-# match: `semantic + (1 - semantic) · LEXICAL_LIFT · lexical`. A query with
-# no text match at all ranks exactly as semantic search does.
-LEXICAL_LIFT = 0.5
 HNSW_EF_SEARCH = 100
 # Nearest neighbours always exist; below this cosine they are not related
 # (all-MiniLM-L6-v2 puts unrelated sentences around 0.0-0.15).
@@ -77,9 +97,18 @@ class Scored:
     score: float
     components: dict[str, float]
     lexical: float = 0.0
+    coverage: float = 0.0
+    identifier: bool = False
     semantic: float = 0.0
     sources: set[str] = field(default_factory=set)
     pinned: bool = False
+    # Written in the time the question names (selectors/timeframe.py).
+    timely: bool = False
+
+    @property
+    def evidence(self) -> float:
+        """Meaning or words, on an absolute scale: what the relevance floor reads."""
+        return self.semantic + (1 - self.semantic) * self.coverage
 
 
 def context_stores_q(actor: Actor) -> Q:
@@ -202,12 +231,14 @@ def entity_match(entities: dict, message_words: set[str], message: str) -> float
     return hits / len(values)
 
 
-def recency(updated_at: datetime, now: datetime) -> float:
+def recency(updated_at: datetime, now: datetime, half_life_days: float) -> float:
     age_days = max(0.0, (now - updated_at).total_seconds() / 86400)
-    return math.exp(-math.log(2) * age_days / RECENCY_HALF_LIFE_DAYS)
+    return math.exp(-math.log(2) * age_days / half_life_days)
 
 
-def rerank(candidates: Iterable[Scored], message: str, mode: str) -> list[Scored]:
+def rerank(
+    candidates: Iterable[Scored], message: str, mode: str, fusion: Fusion = FUSION
+) -> list[Scored]:
     """Score each candidate on DESIGN §4's components, best first.
 
     The lexical score is made relative to the best lexical match in the
@@ -229,21 +260,23 @@ def rerank(candidates: Iterable[Scored], message: str, mode: str) -> list[Scored
         elif mode == "semantic":
             relevance = candidate.semantic
         else:
-            relevance = candidate.semantic + (1 - candidate.semantic) * LEXICAL_LIFT * lexical
+            lift = fusion.lexical_lift * lexical
+            relevance = candidate.semantic + (1 - candidate.semantic) * lift
         candidate.components = {
             "text": round(relevance, 4),
             "trust": TRUST_WEIGHT.get(document.trust, 0.0),
             "entity": round(entity_match(document.entities, words, lowered), 4),
             "doc_type": DOC_TYPE_BOOST.get(document.doc_type, 0.4),
-            "recency": round(recency(document.updated_at, now), 4),
+            "recency": round(recency(document.updated_at, now, fusion.recency_half_life_days), 4),
         }
         if window is not None:
             # Only a question about time has this component (decisions.md).
             candidate.components["time"] = float(
                 moment_in(window, document.created_at, document.updated_at)
             )
+        weights = fusion.weights
         candidate.score = round(
-            sum(WEIGHTS[name] * value for name, value in candidate.components.items()), 4
+            sum(weights[name] * value for name, value in candidate.components.items()), 4
         )
     return sorted(candidates, key=lambda c: (-c.score, c.document.path))
 
@@ -257,15 +290,20 @@ def hybrid_candidates(
     mode: str = "hybrid",
     query_vector: np.ndarray | None = None,
     pinned: bool = False,
+    fusion: Fusion = FUSION,
 ) -> list[Scored]:
     """Text, vector and (for a question about time) dated candidates, scored on each signal.
 
     One statement (selectors/candidates.py). A candidate found only by the
-    vector side must be at least MIN_SEMANTIC close to count.
+    vector side must be at least MIN_SEMANTIC close to count; in hybrid mode
+    every candidate must also clear the relevance floor (`Fusion`), so a
+    question no memory answers gets few or none rather than the nearest
+    unrelated ones. Pinned documents are exempt: they are injected anyway.
     """
     vector = None
     if mode in ("hybrid", "semantic"):
         vector = (query_vector if query_vector is not None else embed_text(query_text)).tolist()
+    window = time_window(query_text, timezone.now()) if mode == "hybrid" else None
     found = gather(
         documents,
         query_text,
@@ -273,30 +311,38 @@ def hybrid_candidates(
         k=k,
         vector=vector,
         lexical=mode in ("hybrid", "text"),
-        window=time_window(query_text, timezone.now()) if mode == "hybrid" else None,
+        window=window,
         pinned=pinned,
     )
+    floor = fusion.floor if mode == "hybrid" else 0.0
     scored = []
     for item in found:
         document = item.document
         document.store = scope[document.store_id]
         semantic = max(0.0, 1.0 - float(item.distance)) if item.distance is not None else 0.0
-        is_pinned = "pinned" in item.sources
-        sources = set(item.sources) - {"pinned"}
-        if sources <= {"semantic"} and semantic < MIN_SEMANTIC and not is_pinned:
-            continue
-        scored.append(
-            Scored(
-                document=document,
-                score=0.0,
-                components={},
-                lexical=item.lexical,
-                semantic=semantic,
-                sources=sources,
-                pinned=is_pinned,
-            )
+        candidate = Scored(
+            document=document,
+            score=0.0,
+            components={},
+            lexical=item.lexical,
+            coverage=item.coverage,
+            identifier=item.identifier,
+            semantic=semantic,
+            sources=set(item.sources) - {"pinned"},
+            pinned="pinned" in item.sources,
+            timely=moment_in(window, document.created_at, document.updated_at),
         )
+        if candidate.pinned or above_floor(candidate, floor):
+            scored.append(candidate)
     return scored
+
+
+def above_floor(candidate: Scored, floor: float) -> bool:
+    """Close enough in meaning or words, holding an identifier the question names
+    (a ticket id says more than any share of words), or written when it asks about."""
+    if candidate.sources <= {"semantic"} and candidate.semantic < MIN_SEMANTIC:
+        return False
+    return candidate.timely or candidate.identifier or candidate.evidence >= floor
 
 
 def memory_search(

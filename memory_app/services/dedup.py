@@ -13,6 +13,7 @@ import re
 import numpy as np
 from pgvector.django import CosineDistance
 
+from memory_app.embeddings import get_backend
 from memory_app.models import DocState, MemoryDocument, MemoryStore
 from memory_app.selectors.search import set_vector_search_options
 
@@ -43,7 +44,12 @@ def near_duplicate(
         return None
     set_vector_search_options()
     candidates = (
-        MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
+        MemoryDocument.objects.filter(
+            store=store,
+            state=DocState.ACTIVE,
+            embedding__isnull=False,
+            embedding_model=get_backend().model_id,
+        )
         .annotate(distance=CosineDistance("embedding", embedding.tolist()))
         .order_by("distance")
         .only("id", "content")[:CANDIDATES]

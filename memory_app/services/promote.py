@@ -185,7 +185,12 @@ def _similar_in(store: MemoryStore, document: MemoryDocument, path: str) -> list
         return []
     distance = CosineDistance("embedding", document.embedding)
     return list(
-        MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
+        MemoryDocument.objects.filter(
+            store=store,
+            state=DocState.ACTIVE,
+            embedding__isnull=False,
+            embedding_model=document.embedding_model,
+        )
         .exclude(path=path)
         .alias(distance=distance)
         .filter(distance__lte=1 - SIMILAR_MIN)

@@ -3,10 +3,12 @@ import io
 import pytest
 from django.core.management import call_command
 
+from memory_app.actors import actor_for
 from memory_app.embeddings import embed_text, get_backend
 from memory_app.models import MemoryDocument
+from memory_app.selectors.search import memory_search
 from memory_app.services.embedding_backfill import document_embed, embeddings_backfill
-from tests.factories import WorkspaceStoreFactory, make_document
+from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +68,26 @@ def test_batches_embed_each_text_as_it_would_alone():
     together = get_backend().embed(texts)
     for text, row in zip(texts, together, strict=True):
         assert float(row @ get_backend().embed([text])[0]) > 0.999
+
+
+def test_search_never_compares_a_vector_of_another_model():
+    store = WorkspaceStoreFactory()
+    document = make_document(
+        store,
+        path="kafka/lag",
+        title="Kafka consumer lag",
+        content="Kafka consumer lag grows when a rebalance storm hits; raise session.timeout.ms.",
+    )
+    MemoryDocument.objects.filter(pk=document.pk).update(embedding_model="an-older-model")
+    actor = actor_for(UserFactory(username="reader"))
+    # Only meaning can find this one: no word of it is in the memory.
+    paraphrase = "messages pile up behind the readers of the event stream"
+    assert memory_search(actor=actor, query=paraphrase, mode="semantic") == []
+    # Words still find it in hybrid mode, with no semantic score from the old vector.
+    (hit,) = memory_search(actor=actor, query="kafka consumer lag", mode="hybrid")
+    assert hit.semantic == 0.0
+    embeddings_backfill(batch_size=8)
+    found = memory_search(actor=actor, query=paraphrase, mode="semantic")
+    assert [hit.document.pk for hit in found] == [document.pk]
+    (hit,) = memory_search(actor=actor, query="kafka consumer lag", mode="hybrid")
+    assert hit.semantic > 0.5

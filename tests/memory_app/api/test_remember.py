@@ -54,6 +54,13 @@ def test_a_near_duplicate_at_another_path_updates_the_original(tools):
     assert not MemoryDocument.objects.filter(path="incidents/nginx-again").exists()
 
 
+def test_a_vector_of_another_model_is_never_compared_for_duplicates(tools):
+    original = tools.ok("memory_remember", remember_body(path="incidents/nginx"), status=201)
+    MemoryDocument.objects.filter(pk=original["id"]).update(embedding_model="an-older-model")
+    body = tools.ok("memory_remember", remember_body(path="incidents/nginx-again"), status=201)
+    assert body["id"] != original["id"]
+
+
 def test_a_changed_value_is_not_a_duplicate(tools):
     tools.ok(
         "memory_remember",
