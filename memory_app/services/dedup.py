@@ -13,8 +13,8 @@ import re
 import numpy as np
 from pgvector.django import CosineDistance
 
+from memory_app.embeddings import get_backend
 from memory_app.models import DocState, MemoryDocument, MemoryStore
-from memory_app.selectors.search import set_vector_search_options
 
 COSINE_MIN = 0.92
 TOKEN_OVERLAP_MIN = 0.7
@@ -41,9 +41,15 @@ def near_duplicate(
     """
     if embedding is None:
         return None
-    set_vector_search_options()
+    # The HNSW scan options are set once per connection (vector_search_session);
+    # only vectors of the current model compare with `embedding`.
     candidates = (
-        MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE, embedding__isnull=False)
+        MemoryDocument.objects.filter(
+            store=store,
+            state=DocState.ACTIVE,
+            embedding__isnull=False,
+            embedding_model=get_backend().model_id,
+        )
         .annotate(distance=CosineDistance("embedding", embedding.tolist()))
         .order_by("distance")
         .only("id", "content")[:CANDIDATES]

@@ -7,6 +7,7 @@ document after a model change (`embedding_model` differs).
 
 from collections.abc import Callable
 
+from django.db import connection
 from django.db.models import Q
 
 from memory_app.embeddings import document_text, get_backend
@@ -61,8 +62,9 @@ def embeddings_backfill(
         )
         if not batch:
             break
-        vectors = backend.embed([_text(d) for d in batch])
-        written = sum(_store(d, v) for d, v in zip(batch, vectors, strict=True))
+        written = embeddings_write(
+            batch, backend.embed([_text(d) for d in batch]), backend.model_id
+        )
         done += len(batch)
         if progress:
             progress(done, max(total, done))
@@ -73,6 +75,26 @@ def embeddings_backfill(
 
 def _text(document: MemoryDocument) -> str:
     return document_text(document.title, document.recall_hint, document.content)
+
+
+def embeddings_write(documents: list[MemoryDocument], vectors, model_id: str) -> int:
+    """One UPDATE for the whole batch, so a re-embed costs one round trip per
+    batch instead of one per document; rows whose text changed since they were
+    read keep their (newer) state, as in `_store`."""
+    table = MemoryDocument._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS d SET embedding = v.embedding::vector, embedding_model = %s "  # noqa: S608
+            "FROM unnest(%s::uuid[], %s::text[], %s::text[]) AS v(id, sha, embedding) "
+            "WHERE d.id = v.id AND d.content_sha256 = v.sha",
+            [
+                model_id,
+                [d.pk for d in documents],
+                [d.content_sha256 for d in documents],
+                [str(vector.tolist()) for vector in vectors],
+            ],
+        )
+        return cursor.rowcount
 
 
 def _store(document: MemoryDocument, vector) -> int:
