@@ -49,27 +49,30 @@ def embeddings_backfill(
     """Embed every stale document, a batch at a time; returns how many.
 
     `progress(done, total)` after each batch, total as counted at the start.
+    Batches walk the primary key upwards, so each read starts where the last
+    one stopped instead of rescanning the rows already done, and a row whose
+    write lost to a concurrent edit is not read again (that edit embeds it).
     """
     backend = get_backend()
     total = stale_embeddings().count() if progress else 0
     done = 0
+    after = None
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
+        pending = stale_embeddings() if after is None else stale_embeddings().filter(pk__gt=after)
         batch = list(
-            MemoryDocument.objects.filter(_stale())
-            .only("id", "title", "recall_hint", "content", "content_sha256")
-            .order_by("id")[:size]
+            pending.only("id", "title", "recall_hint", "content", "content_sha256").order_by("id")[
+                :size
+            ]
         )
         if not batch:
             break
-        written = embeddings_write(
-            batch, backend.embed([_text(d) for d in batch]), backend.model_id
-        )
+        after = batch[-1].pk
+        vectors = backend.embed([_text(d) for d in batch])
+        embeddings_write(batch, vectors, backend.model_id)
         done += len(batch)
         if progress:
             progress(done, max(total, done))
-        if written == 0:
-            break  # every row changed under us; the next writes embed themselves
     return done
 
 
