@@ -73,7 +73,7 @@ def load_langgraph(store, actors) -> float:
     """Every document of every tenant into its tenant's namespace."""
     from langgraph.store.base import PutOp
 
-    from memory_app.embeddings import document_text
+    from memory_app.embeddings import document_text, embed_text
     from memory_app.models import MemoryDocument
 
     started = time.perf_counter()
@@ -108,7 +108,7 @@ def main() -> None:
 
     from benchmarks.corpus import DOC_TYPES
     from benchmarks.eval.dataset import TOPICS
-    from memory_app.embeddings import document_text
+    from memory_app.embeddings import document_text, embed_text
     from memory_app.models import EMBEDDING_DIMENSIONS, MemoryDocument, Trust
     from memory_app.selectors.search import MIN_SEMANTIC, memory_search
 
@@ -186,10 +186,17 @@ def main() -> None:
                 returned[(side, bool(case[2]))].append(count)
             returned[("theirs above the floor", bool(case[2]))].append(above_floor[-1])
 
+    # The share of both sides that is the query embedding, on the same queries.
+    embedding_ms = []
+    for _, query, _ in cases:
+        started = time.perf_counter()
+        embed_text(query)
+        embedding_ms.append((time.perf_counter() - started) * 1000)
     ratios = [t / o for o, t in zip(samples["ours"], samples["theirs"], strict=True)]
     print(f"{args.queries} queries over {args.tenants} tenants x {args.per_tenant} documents")
     print(f"memory_search (semantic)  {percentiles(samples['ours'])}")
     print(f"PostgresStore.search      {percentiles(samples['theirs'])}")
+    print(f"query embedding alone     {percentiles(embedding_ms)}")
     print(f"paired ratio PostgresStore / ours: median {statistics.median(ratios):.2f}")
     for filtered, label in [(False, "tenant only"), (True, "tenant + doc_type")]:
         line = ", ".join(
