@@ -73,7 +73,7 @@ def load_langgraph(store, actors) -> float:
     """Every document of every tenant into its tenant's namespace."""
     from langgraph.store.base import PutOp
 
-    from memory_app.embeddings import document_text, embed_text
+    from memory_app.embeddings import document_text
     from memory_app.models import MemoryDocument
 
     started = time.perf_counter()
