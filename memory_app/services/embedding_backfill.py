@@ -13,6 +13,8 @@ from django.db.models import Q
 from memory_app.embeddings import document_text, get_backend
 from memory_app.models import MemoryDocument
 
+_READ = ("id", "title", "recall_hint", "content", "content_sha256")
+
 
 def _stale() -> Q:
     return Q(embedding__isnull=True) | ~Q(embedding_model=get_backend().model_id)
@@ -29,12 +31,7 @@ def document_embed(*, document_id) -> bool:
     Idempotent and safe to retry: the update only lands while the text is
     the one that was embedded.
     """
-    document = (
-        MemoryDocument.objects.filter(pk=document_id)
-        .filter(_stale())
-        .only("id", "title", "recall_hint", "content", "content_sha256")
-        .first()
-    )
+    document = MemoryDocument.objects.filter(pk=document_id).filter(_stale()).only(*_READ).first()
     if document is None:
         return False
     return _store(document, get_backend().embed([_text(document)])[0]) == 1
@@ -60,11 +57,7 @@ def embeddings_backfill(
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
         pending = stale_embeddings() if after is None else stale_embeddings().filter(pk__gt=after)
-        batch = list(
-            pending.only("id", "title", "recall_hint", "content", "content_sha256").order_by("id")[
-                :size
-            ]
-        )
+        batch = list(pending.only(*_READ).order_by("id")[:size])
         if not batch:
             break
         after = batch[-1].pk
