@@ -203,25 +203,42 @@ def check_write_quota(actor: Actor) -> None:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtext('memory_write_quota'), %s)", [agent.pk]
         )
-    versions = MemoryVersion.objects.filter(author=agent)
-    requests = DreamReviewItem.objects.filter(proposed_by=agent)
     cap = settings.MEMORY_RUN_WRITE_CAP
-    run = Q(run_id=actor.run_id)
-    if versions.filter(run).count() + requests.filter(run).count() >= cap:
+    limit = settings.MEMORY_RATE_LIMIT_PER_MINUTE
+    run_writes, recent_writes, oldest_counted = _write_counts(
+        agent.pk, actor.run_id, since=timezone.now() - RATE_WINDOW, limit=limit
+    )
+    if run_writes >= cap:
         raise RateLimited(
             f"This run has made its {cap} writes; start a new run to write more.",
             retry_after=3600,
         )
-    since = timezone.now() - RATE_WINDOW
-    recent = sorted(
-        [
-            *versions.filter(created_at__gte=since).values_list("created_at", flat=True),
-            *requests.filter(created_at__gte=since).values_list("created_at", flat=True),
-        ]
-    )
-    limit = settings.MEMORY_RATE_LIMIT_PER_MINUTE
-    if len(recent) >= limit:
-        wait = (recent[-limit] + RATE_WINDOW - timezone.now()).total_seconds()
+    if recent_writes >= limit:
+        wait = (oldest_counted + RATE_WINDOW - timezone.now()).total_seconds()
         raise RateLimited(
             f"At most {limit} writes a minute; slow down.", retry_after=max(1, int(wait) + 1)
         )
+
+
+_VERSIONS = MemoryVersion._meta.db_table
+_REQUESTS = DreamReviewItem._meta.db_table
+
+
+def _write_counts(agent_id: int, run_id: str, *, since, limit: int):
+    """The run's writes, the writes since `since`, and the `limit`-th newest
+    of those: what the quota needs, in one statement after the lock (a
+    statement sees what committed before it started, so the lock must come
+    first, on its own)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH recent AS ("  # noqa: S608
+            f"SELECT created_at FROM {_VERSIONS} WHERE author_id = %s AND created_at >= %s "
+            f"UNION ALL SELECT created_at FROM {_REQUESTS} "
+            f"WHERE proposed_by_id = %s AND created_at >= %s) "
+            f"SELECT (SELECT count(*) FROM {_VERSIONS} WHERE author_id = %s AND run_id = %s)"
+            f" + (SELECT count(*) FROM {_REQUESTS} WHERE proposed_by_id = %s AND run_id = %s),"
+            " (SELECT count(*) FROM recent),"
+            " (SELECT created_at FROM recent ORDER BY created_at DESC OFFSET %s LIMIT 1)",
+            [agent_id, since, agent_id, since, agent_id, run_id, agent_id, run_id, limit - 1],
+        )
+        return cursor.fetchone()

@@ -15,7 +15,6 @@ from pgvector.django import CosineDistance
 
 from memory_app.embeddings import get_backend
 from memory_app.models import DocState, MemoryDocument, MemoryStore
-from memory_app.selectors.search import set_vector_search_options
 
 COSINE_MIN = 0.92
 TOKEN_OVERLAP_MIN = 0.7
@@ -42,7 +41,8 @@ def near_duplicate(
     """
     if embedding is None:
         return None
-    set_vector_search_options()
+    # The HNSW scan options are set once per connection (vector_search_session);
+    # only vectors of the current model compare with `embedding`.
     candidates = (
         MemoryDocument.objects.filter(
             store=store,

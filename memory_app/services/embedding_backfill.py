@@ -7,10 +7,13 @@ document after a model change (`embedding_model` differs).
 
 from collections.abc import Callable
 
+from django.db import connection
 from django.db.models import Q
 
 from memory_app.embeddings import document_text, get_backend
 from memory_app.models import MemoryDocument
+
+_READ = ("id", "title", "recall_hint", "content", "content_sha256")
 
 
 def _stale() -> Q:
@@ -28,12 +31,7 @@ def document_embed(*, document_id) -> bool:
     Idempotent and safe to retry: the update only lands while the text is
     the one that was embedded.
     """
-    document = (
-        MemoryDocument.objects.filter(pk=document_id)
-        .filter(_stale())
-        .only("id", "title", "recall_hint", "content", "content_sha256")
-        .first()
-    )
+    document = MemoryDocument.objects.filter(pk=document_id).filter(_stale()).only(*_READ).first()
     if document is None:
         return False
     return _store(document, get_backend().embed([_text(document)])[0]) == 1
@@ -48,31 +46,51 @@ def embeddings_backfill(
     """Embed every stale document, a batch at a time; returns how many.
 
     `progress(done, total)` after each batch, total as counted at the start.
+    Batches walk the primary key upwards, so each read starts where the last
+    one stopped instead of rescanning the rows already done, and a row whose
+    write lost to a concurrent edit is not read again (that edit embeds it).
     """
     backend = get_backend()
     total = stale_embeddings().count() if progress else 0
     done = 0
+    after = None
     while limit is None or done < limit:
         size = batch_size if limit is None else min(batch_size, limit - done)
-        batch = list(
-            MemoryDocument.objects.filter(_stale())
-            .only("id", "title", "recall_hint", "content", "content_sha256")
-            .order_by("id")[:size]
-        )
+        pending = stale_embeddings() if after is None else stale_embeddings().filter(pk__gt=after)
+        batch = list(pending.only(*_READ).order_by("id")[:size])
         if not batch:
             break
+        after = batch[-1].pk
         vectors = backend.embed([_text(d) for d in batch])
-        written = sum(_store(d, v) for d, v in zip(batch, vectors, strict=True))
+        embeddings_write(batch, vectors, backend.model_id)
         done += len(batch)
         if progress:
             progress(done, max(total, done))
-        if written == 0:
-            break  # every row changed under us; the next writes embed themselves
     return done
 
 
 def _text(document: MemoryDocument) -> str:
     return document_text(document.title, document.recall_hint, document.content)
+
+
+def embeddings_write(documents: list[MemoryDocument], vectors, model_id: str) -> int:
+    """One UPDATE for the whole batch, so a re-embed costs one round trip per
+    batch instead of one per document; rows whose text changed since they were
+    read keep their (newer) state, as in `_store`."""
+    table = MemoryDocument._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS d SET embedding = v.embedding::vector, embedding_model = %s "  # noqa: S608
+            "FROM unnest(%s::uuid[], %s::text[], %s::text[]) AS v(id, sha, embedding) "
+            "WHERE d.id = v.id AND d.content_sha256 = v.sha",
+            [
+                model_id,
+                [d.pk for d in documents],
+                [d.content_sha256 for d in documents],
+                [str(vector.tolist()) for vector in vectors],
+            ],
+        )
+        return cursor.rowcount
 
 
 def _store(document: MemoryDocument, vector) -> int:

@@ -178,15 +178,16 @@ def _write(actor, store, path, data, embedding, version_kwargs) -> WriteResult:
             outcome = "deduplicated"
         else:
             try:
-                with transaction.atomic():
-                    document = document_create(
-                        store=store,
-                        path=path,
-                        author=actor.agent,
-                        embedding=embedding,
-                        **fields_for_create(_head_fields(data, store, None)),
-                        **version_kwargs,
-                    )
+                # document_create is atomic itself: a lost race rolls back to
+                # its savepoint and leaves this transaction usable.
+                document = document_create(
+                    store=store,
+                    path=path,
+                    author=actor.agent,
+                    embedding=embedding,
+                    **fields_for_create(_head_fields(data, store, None)),
+                    **version_kwargs,
+                )
                 return WriteResult(document, "created")
             except IntegrityError:
                 # A concurrent writer created the path first: update theirs.

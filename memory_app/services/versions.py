@@ -63,11 +63,14 @@ def version_append(
     this writes the matching history row, chained to the one before it, and
     its source refs. Must run inside the caller's transaction.
     """
+    # A first version has nothing before it: no statement to find out.
     previous = (
         MemoryVersion.objects.filter(document=document, version__lt=document.version)
         .order_by("-version")
         .only("sha256", "chain_sha256")
         .first()
+        if document.version > 1
+        else None
     )
     created_at = timezone.now()
     author_name = author.get_username() if author is not None else SYSTEM_ACTOR

@@ -7,7 +7,11 @@ from memory_app.actors import actor_for
 from memory_app.embeddings import embed_text, get_backend
 from memory_app.models import MemoryDocument
 from memory_app.selectors.search import memory_search
-from memory_app.services.embedding_backfill import document_embed, embeddings_backfill
+from memory_app.services.embedding_backfill import (
+    document_embed,
+    embeddings_backfill,
+    embeddings_write,
+)
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +95,31 @@ def test_search_never_compares_a_vector_of_another_model():
     assert [hit.document.pk for hit in found] == [document.pk]
     (hit,) = memory_search(actor=actor, query="kafka consumer lag", mode="hybrid")
     assert hit.semantic > 0.5
+
+
+def test_a_re_embed_writes_each_batch_in_one_statement(django_assert_num_queries):
+    store = WorkspaceStoreFactory()
+    documents = [
+        make_document(store, path=f"n{n}", content=f"Note {n} on disk usage") for n in range(5)
+    ]
+    MemoryDocument.objects.filter(store=store).update(embedding_model="an-older-model")
+    lines = []
+    # The count, then a read and a write per batch of two, then the empty read.
+    with django_assert_num_queries(1 + 3 * 2 + 1):
+        done = embeddings_backfill(batch_size=2, progress=lambda d, t: lines.append((d, t)))
+    assert done == 5
+    assert lines == [(2, 5), (4, 5), (5, 5)]
+    for document in documents:
+        document.refresh_from_db()
+        assert document.embedding_model == get_backend().model_id
+        expected = embed_text(f"{document.title}\n{document.content}")
+        assert float(expected @ document.embedding) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_document_changed_after_it_was_read_keeps_its_newer_state():
+    document = _without_embedding(WorkspaceStoreFactory(), "a", "Kafka consumer lag runbook")
+    stale = MemoryDocument.objects.get(pk=document.pk)
+    MemoryDocument.objects.filter(pk=document.pk).update(content_sha256="0" * 64)
+    assert embeddings_write([stale], get_backend().embed(["x"]), get_backend().model_id) == 0
+    document.refresh_from_db()
+    assert document.embedding is None

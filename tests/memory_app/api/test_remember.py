@@ -1,9 +1,13 @@
 """memory_remember: outcomes, scopes, scanner, sizes, events."""
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from memory_app.models import MemoryDocument, MemoryEvent, MemoryVersion
-from tests.factories import UserFactory
+from memory_app.services import remember
+from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
 pytestmark = pytest.mark.django_db
@@ -277,3 +281,49 @@ def test_a_body_over_the_request_limit_is_413(tools, settings):
     response = tools("memory_remember", remember_body(content="y" * 4096))
     assert response.status_code == 413
     assert response.json()["error"] == "too_large"
+
+
+def test_a_new_memory_costs_a_fixed_number_of_statements(tools, django_assert_num_queries):
+    tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
+    # Authentication and access (4), the transaction (2), quota lock and counts (3),
+    # path lookup and dedup scan (2), the insert in its savepoint (3),
+    # the first version (1, nothing to chain to beyond genesis) and the event (1).
+    with django_assert_num_queries(16):
+        tools.ok(
+            "memory_remember",
+            remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),
+            status=201,
+        )
+
+
+def test_a_near_duplicate_embedded_by_another_model_is_not_merged(tools):
+    original = tools.ok("memory_remember", remember_body(path="incidents/nginx"), status=201)
+    MemoryDocument.objects.filter(pk=original["id"]).update(embedding_model="an-older-model")
+    body = tools.ok("memory_remember", remember_body(path="incidents/nginx-again"), status=201)
+    assert body["outcome"] == "created"
+    assert body["id"] != original["id"]
+
+
+def test_semantic_search_skips_vectors_of_another_model_until_they_are_re_embedded(tools):
+    written = tools.ok("memory_remember", remember_body(path="incidents/nginx"), status=201)
+    MemoryDocument.objects.filter(pk=written["id"]).update(embedding_model="an-older-model")
+    query = {"query": "ingress pods restart after a deploy", "mode": "semantic"}
+    assert tools.ok("memory_search", query)["results"] == []
+    call_command("memory_embed", stdout=io.StringIO())
+    assert [r["id"] for r in tools.ok("memory_search", query)["results"]] == [written["id"]]
+
+
+def test_a_write_that_loses_the_race_for_its_path_updates_the_winner(tools, monkeypatch):
+    real_near_duplicate = remember.near_duplicate
+
+    def rival_writes_the_path_first(store, **kwargs):
+        make_document(store, path="incidents/race", content="Written by a concurrent run.")
+        return real_near_duplicate(store, **kwargs)
+
+    monkeypatch.setattr(remember, "near_duplicate", rival_writes_the_path_first)
+    body = tools.ok("memory_remember", remember_body(path="incidents/race"))
+    assert body["outcome"] == "updated"
+    assert body["version"] == 2
+    document = MemoryDocument.objects.get(path="incidents/race")
+    assert document.content.startswith("The ingress pods crash-loop")
+    assert MemoryVersion.objects.filter(document=document).count() == 2
