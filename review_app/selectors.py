@@ -152,6 +152,8 @@ def queue_items(*, status: str = ReviewStatus.PENDING, **filters: str):
             "source_document__store__owner",
             "source_document__store__system",
         )
+        # No card shows the draft's vectors: fetching them made up most of the page's query time.
+        .defer("source_document__embedding", "source_document__search_vector")
         .prefetch_related(Prefetch("related_documents", queryset=related))
     )
     if status in DECIDED_TABS:
