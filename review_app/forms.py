@@ -1,6 +1,7 @@
 import uuid
 
 from django import forms
+from django.conf import settings
 
 from memory_app.dreams.kinds import KINDS
 from memory_app.models import DocState, DocType, GrantLevel, Scope, Trust
@@ -50,6 +51,7 @@ class CurateForm(ErrorTextMixin, forms.Form):
     )
     version = forms.IntegerField(required=False, min_value=1)
     reason = forms.CharField(required=False, max_length=2000)
+    confirm = forms.BooleanField(required=False)
 
     def clean(self):
         data = super().clean()
@@ -93,25 +95,51 @@ class DreamRunForm(ErrorTextMixin, forms.Form):
     kind = forms.ChoiceField(choices=[(kind, kind) for kind in sorted(KINDS)])
 
 
-class MemoryForm(ErrorTextMixin, forms.Form):
-    """A person adding or editing a memory on a system card or in My memories."""
+def content_limit() -> int:
+    """The limit the services enforce on content (check_sizes); forms and
+    their character counters show the same figure."""
+    return settings.MEMORY_MAX_CONTENT_CHARS
 
-    title = forms.CharField(max_length=300)
-    content = forms.CharField(max_length=100_000, strip=False)
+
+class MemoryContentMixin:
+    """Content as the services count it: browsers send line breaks as CRLF,
+    which would count twice against the limit the counter shows."""
+
+    def clean_content(self) -> str:
+        content = self.cleaned_data["content"].replace("\r\n", "\n")
+        if len(content) > content_limit():
+            raise forms.ValidationError(
+                f"Content has {len(content)} characters; the limit is {content_limit()}."
+            )
+        return content
+
+
+TITLE_HINT = "Left empty, the first line of the content."
+
+
+class MemoryForm(MemoryContentMixin, ErrorTextMixin, forms.Form):
+    """A person adding a memory on a system card or in My memories."""
+
+    title = forms.CharField(required=False, max_length=300, help_text=TITLE_HINT)
+    content = forms.CharField(strip=False)
     path = forms.CharField(required=False, max_length=200)
 
 
-class MemoryActionForm(ErrorTextMixin, forms.Form):
+class MemoryActionForm(MemoryContentMixin, ErrorTextMixin, forms.Form):
+    """Edit, pin, delete or restore one memory. Deleting needs `confirm`:
+    without it the page asks first."""
+
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
     )
-    title = forms.CharField(required=False, max_length=300)
-    content = forms.CharField(required=False, max_length=100_000, strip=False)
+    title = forms.CharField(required=False, max_length=300, help_text=TITLE_HINT)
+    content = forms.CharField(required=False, strip=False)
+    confirm = forms.BooleanField(required=False)
 
     def clean(self):
         data = super().clean()
-        if data.get("action") == "edit" and not (data.get("title") and data.get("content")):
-            raise forms.ValidationError("An edit needs a title and content.")
+        if data.get("action") == "edit" and "content" in data and not data["content"].strip():
+            self.add_error("content", "An edit needs some content.")
         return data
 
 
