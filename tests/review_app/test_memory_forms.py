@@ -166,3 +166,27 @@ def test_tombstoning_on_the_document_page_asks_first_and_keeps_the_reason(client
     runbook.refresh_from_db()
     assert runbook.state == "tombstoned"
     assert runbook.versions.get(version=2).reason == "stale"
+
+
+def test_a_secret_in_the_title_is_named_there_and_a_long_text_is_elided_around_it(
+    client, card, manager
+):
+    client.force_login(manager)
+    long_text = "Freeze writes before the close. " * 10
+    response = client.post(
+        "/systems/ledger/add",
+        {
+            "title": f"Deploy key {TOKEN}",
+            "content": f"{long_text}password: Xy7!kq2Lmv9Rt {long_text}",
+        },
+    )
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert TOKEN not in html and "Xy7!kq2Lmv9Rt" not in html
+    assert 'value="Deploy key [removed secret]"' in html
+    assert '<p class="field-error" id="id_title-error"><strong>Title:</strong>' in html
+    content_preview = html.split('aria-label="Where the scanner objected in content">')[1]
+    content_preview = content_preview.split("</p>")[0]
+    assert content_preview.startswith("…") and content_preview.endswith("…")
+    assert len(content_preview) < 250
+    assert f"{long_text}password: [removed secret] {long_text}</textarea>" in html
