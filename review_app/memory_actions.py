@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from memory_app.models import MemoryDocument
+from memory_app.policy import check_can_curate
 from memory_app.services.authoring import memory_edit
 from memory_app.services.curate import document_always_inject_set, document_state_set
 from review_app.confirm import confirm_delete
@@ -60,6 +61,8 @@ def memory_action(
 ) -> HttpResponse:
     user = request.user
     if request.POST.get("action") == "edit":
+        with page_errors(request):  # who may not edit learns that before any form error
+            check_can_curate(user, document)
         refusal = submit(
             request,
             MemoryActionForm(request.POST),

@@ -13,9 +13,11 @@ the writer to reword.
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import HttpRequest
 
 from memory_app.errors import ApplicationError, NotFound, PermissionDenied, WriteBlocked
+from memory_app.policy import can_curate_store
 from memory_app.safety.normalize import normalize
 from memory_app.safety.registry import family_of
 from review_app.errors import page_errors
@@ -102,6 +104,12 @@ def memory_form(
     named = {f.name for f in fields}
     stray = [m for name, ms in refusal.errors.items() if name not in named for m in ms]
     return MemoryFormView(fields, refused=True, general=(*refusal.general, *stray))
+
+
+def check_may_add(request: HttpRequest, store) -> None:
+    """403 before any form error for someone who may not add to `store`."""
+    if not can_curate_store(request.user, store):
+        raise DjangoPermissionDenied("Adding memory here needs the right to manage it.")
 
 
 def refusal_from_form(form) -> Refusal:

@@ -18,7 +18,7 @@ from memory_app.services.authoring import memory_author
 from memory_app.services.stores import store_for_user
 from review_app.forms import MemoryForm
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
-from review_app.memory_forms import MemoryFormView, memory_form, submit
+from review_app.memory_forms import MemoryFormView, check_may_add, memory_form, submit
 
 PAGE_SIZE = 50
 
@@ -77,6 +77,7 @@ def _mine_page(
 @login_required
 def mine_add(request: HttpRequest) -> HttpResponse:
     store = store_for_user(user=request.user)
+    check_may_add(request, store)
     refusal = submit(
         request,
         MemoryForm(request.POST),

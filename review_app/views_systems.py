@@ -20,7 +20,7 @@ from memory_app.policy import can_curate_store
 from memory_app.services.authoring import memory_author
 from review_app.forms import MemoryForm
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
-from review_app.memory_forms import MemoryFormView, memory_form, submit
+from review_app.memory_forms import MemoryFormView, check_may_add, memory_form, submit
 
 PAGE_SIZE = 50
 
@@ -88,6 +88,7 @@ def _card_page(
 @login_required
 def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
     system = _system(request, slug)
+    check_may_add(request, system.store)
     refusal = submit(
         request,
         MemoryForm(request.POST),

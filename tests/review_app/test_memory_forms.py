@@ -190,3 +190,11 @@ def test_a_secret_in_the_title_is_named_there_and_a_long_text_is_elided_around_i
     assert content_preview.startswith("…") and content_preview.endswith("…")
     assert len(content_preview) < 250
     assert f"{long_text}password: [removed secret] {long_text}</textarea>" in html
+
+
+def test_someone_who_may_not_write_gets_403_before_any_form_error(client, card):
+    _, note = card
+    client.force_login(UserFactory(username="reader", teams=["ledger-readers"]))
+    assert client.post("/systems/ledger/add", {"content": ""}).status_code == 403
+    edit = {"action": "edit", "title": "x" * 400, "content": ""}
+    assert client.post(f"/systems/ledger/{note.pk}/", edit).status_code == 403
