@@ -117,11 +117,13 @@ def main() -> None:
             assert response.status_code == 200, (url, response.status_code)
 
         timed(render, 10)
-        with CaptureQueriesContext(connection) as queries:
+        with CaptureQueriesContext(connection) as captured:
             render()
-        sql_ms = sum(float(query["time"]) for query in queries.captured_queries) * 1000
+        # Read at once: the next request clears the connection's query log.
+        queries = captured.captured_queries
+        sql_ms = sum(float(query["time"]) for query in queries) * 1000
         print(f"{label:<28} {percentiles(timed(render, args.repeat))}")
-        print(f"{'':<28} {len(queries.captured_queries)} queries, {sql_ms:.1f} ms in the database")
+        print(f"{'':<28} {len(queries)} queries, {sql_ms:.1f} ms in the database")
     print("load average after: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
