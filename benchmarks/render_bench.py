@@ -7,10 +7,14 @@ workspace runbooks (a third of them onto paths that already hold a reviewed
 document, so the queue shows real diffs), a document with `--versions`
 versions, and then renders through Django's full request stack (sessions,
 auth, CSRF, middleware, templates) with the test client, which is what a
-worker does minus the socket. Prints p50/p95/p99 per page.
+worker does minus the socket. Prints p50/p95/p99 per page, with the queries
+and database time of one render (what is left is Python: templates, diffs),
+and the machine's load average, since a busy machine slows every figure.
+Only the pages' URLs and a logged-in reviewer are assumed.
 """
 
 import argparse
+import os
 import random
 import sys
 from pathlib import Path
@@ -85,7 +89,9 @@ def main() -> None:
     setup_django()
 
     from django.conf import settings
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     reviewer, target, document = build(args.pending, args.versions, random.Random(5))
@@ -103,6 +109,7 @@ def main() -> None:
         ("browser, one store", f"/browser/?store={target.pk}"),
     ]
     print(f"{args.pending} pending items, a {args.versions}-version document")
+    print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     for label, url in pages:
 
         def render(url=url) -> None:
@@ -110,7 +117,14 @@ def main() -> None:
             assert response.status_code == 200, (url, response.status_code)
 
         timed(render, 10)
+        with CaptureQueriesContext(connection) as captured:
+            render()
+        # Read at once: the next request clears the connection's query log.
+        queries = captured.captured_queries
+        sql_ms = sum(float(query["time"]) for query in queries) * 1000
         print(f"{label:<28} {percentiles(timed(render, args.repeat))}")
+        print(f"{'':<28} {len(queries)} queries, {sql_ms:.1f} ms in the database")
+    print("load average after: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 import uuid
 
 from django import forms
+from django.conf import settings
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
@@ -88,6 +89,7 @@ class CurateForm(ErrorTextMixin, forms.Form):
     )
     version = forms.IntegerField(required=False, min_value=1)
     reason = forms.CharField(required=False, max_length=2000)
+    confirm = forms.BooleanField(required=False)
 
     def clean(self):
         data = super().clean()
@@ -127,6 +129,12 @@ class DreamRunForm(ErrorTextMixin, forms.Form):
     kind = forms.ChoiceField(choices=[(kind, kind) for kind in sorted(KINDS)])
 
 
+def content_limit() -> int:
+    """The limit the services enforce on content (check_sizes); forms and
+    their character counters show the same figure."""
+    return settings.MEMORY_MAX_CONTENT_CHARS
+
+
 ENTITY_NAMES = ("namespace", "service", "environment", "resource")
 
 
@@ -154,27 +162,49 @@ class MetadataFieldsMixin(forms.Form):
         if self.errors or (self.metadata_optional and "metadata" not in self.data):
             return data
         raw_refs = self.data.get("source_refs", "") if self.with_source_refs else None
-        try:
-            data["metadata"] = AuthoredMetadata(
-                recall_hint=data.get("recall_hint", ""),
-                tags=TypeAdapter(Tags).validate_python(
-                    [t.strip() for t in data.get("tags", "").split(",") if t.strip()]
-                ),
-                entities=EntitiesIn.model_validate(
-                    {name: data.get(f"entity_{name}") or None for name in ENTITY_NAMES}
-                ).model_dump(exclude_none=True),
-                importance=5 if data.get("importance") is None else data["importance"],
-                expires_at=data.get("expires_at"),
-                source_refs=None if raw_refs is None else _source_refs(raw_refs),
-            )
-        except ValidationError as error:
-            raise forms.ValidationError(
-                "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
-                    for e in error.errors(include_url=False)
-                )
-            ) from None
+        tags = self._validated(
+            "tags",
+            lambda: TypeAdapter(Tags).validate_python(
+                [t.strip() for t in data.get("tags", "").split(",") if t.strip()]
+            ),
+        )
+        entities = self._validated(
+            "entities",
+            lambda: EntitiesIn.model_validate(
+                {name: data.get(f"entity_{name}") or None for name in ENTITY_NAMES}
+            ).model_dump(exclude_none=True),
+        )
+        refs = (
+            None
+            if raw_refs is None
+            else self._validated("source_refs", lambda: _source_refs(raw_refs))
+        )
+        if self.errors:
+            return data
+        data["metadata"] = AuthoredMetadata(
+            recall_hint=data.get("recall_hint", ""),
+            tags=tags,
+            entities=entities,
+            importance=5 if data.get("importance") is None else data["importance"],
+            expires_at=data.get("expires_at"),
+            source_refs=refs,
+        )
         return data
+
+    def _validated(self, name: str, validate):
+        """`validate()` by the API's rules; its errors go under the input
+        they concern (an entity's under that entity's field)."""
+        try:
+            return validate()
+        except ValidationError as error:
+            for e in error.errors(include_url=False):
+                loc = [str(part) for part in e["loc"]]
+                field = name
+                if name == "entities" and loc and loc[0] in ENTITY_NAMES:
+                    field = f"entity_{loc[0]}"
+                where = ".".join(loc) if name == "entities" else ".".join([name, *loc])
+                self.add_error(field, f"{where}: {e['msg']}")
+            return None
 
 
 def _source_refs(text: str) -> list[SourceRef]:
@@ -186,16 +216,34 @@ def _source_refs(text: str) -> list[SourceRef]:
     return [SourceRef(r.kind.value, r.ref) for r in refs]
 
 
-class MemoryForm(ErrorTextMixin, MetadataFieldsMixin):
+class MemoryContentMixin:
+    """Content as the services count it: browsers send line breaks as CRLF,
+    which would count twice against the limit the counter shows."""
+
+    def clean_content(self) -> str:
+        content = self.cleaned_data["content"].replace("\r\n", "\n")
+        if len(content) > content_limit():
+            raise forms.ValidationError(
+                f"Content has {len(content)} characters; the limit is {content_limit()}."
+            )
+        return content
+
+
+TITLE_HINT = "Left empty, the first line of the content."
+
+
+class MemoryForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
     """A person adding a memory: on a system card, in My memories, or (a
     reviewer) in a workspace store from the browser."""
 
-    title = forms.CharField(max_length=300)
-    content = forms.CharField(max_length=100_000, strip=False)
+    title = forms.CharField(required=False, max_length=300, help_text=TITLE_HINT)
+    content = forms.CharField(strip=False)
     path = forms.CharField(required=False, max_length=200)
     doc_type = forms.ChoiceField(
         required=False, choices=DocType.choices, initial=DocType.FACT, label="Type"
     )
+    # Parsed in clean(); declared so that its errors are named under it.
+    source_refs = forms.CharField(required=False, strip=False, label="Source refs")
     with_source_refs = True
 
     def author_kwargs(self) -> dict:
@@ -208,18 +256,22 @@ class MemoryForm(ErrorTextMixin, MetadataFieldsMixin):
         }
 
 
-class MemoryActionForm(ErrorTextMixin, MetadataFieldsMixin):
+class MemoryActionForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
+    """Edit, pin, delete or restore one memory. Deleting needs `confirm`:
+    without it the page asks first."""
+
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
     )
-    title = forms.CharField(required=False, max_length=300)
-    content = forms.CharField(required=False, max_length=100_000, strip=False)
+    title = forms.CharField(required=False, max_length=300, help_text=TITLE_HINT)
+    content = forms.CharField(required=False, strip=False)
+    confirm = forms.BooleanField(required=False)
     metadata_optional = True
 
     def clean(self):
         data = super().clean()
-        if data.get("action") == "edit" and not (data.get("title") and data.get("content")):
-            raise forms.ValidationError("An edit needs a title and content.")
+        if data.get("action") == "edit" and "content" in data and not data["content"].strip():
+            self.add_error("content", "An edit needs some content.")
         return data
 
 

@@ -1,17 +1,25 @@
 """The actions a person takes on one memory from a card or list, in one place.
 
 Used by the system cards and My memories; each action re-checks its own
-permission in the service it calls.
+permission in the service it calls. A refused edit comes back as the list
+page with that memory's edit form open and filled in (memory_forms.py); a
+delete asks first (confirm.py).
 """
 
+from collections.abc import Callable, Iterable
+
 from django.contrib import messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from memory_app.models import MemoryDocument
+from memory_app.policy import check_can_curate
 from memory_app.services.authoring import memory_edit
 from memory_app.services.curate import document_always_inject_set, document_state_set
+from review_app.confirm import confirm_delete
 from review_app.errors import page_errors
 from review_app.forms import MemoryActionForm
+from review_app.memory_forms import MemoryFormView, memory_form, metadata_values, submit
 
 DONE = {
     "edit": "Saved as a new version.",
@@ -21,26 +29,70 @@ DONE = {
     "restore": "Restored.",
 }
 
+# Renders the list page again: (editing, status) → response, where editing
+# is the refused memory's id and its form.
+PageRenderer = Callable[[tuple[str, MemoryFormView], int], HttpResponse]
 
-def memory_action(request: HttpRequest, document: MemoryDocument) -> None:
+
+def with_edit_forms(
+    documents: Iterable[MemoryDocument], editing: tuple[str, MemoryFormView] | None = None
+) -> None:
+    """Give each listed memory its edit form: the refused one as it was typed."""
+    for document in documents:
+        if editing and editing[0] == str(document.pk):
+            document.edit_form = editing[1]
+        else:
+            values = {"title": document.title, "content": document.content}
+            values |= metadata_values(document)
+            document.edit_form = memory_form(str(document.pk), values, with_path=False)
+
+
+def list_url(base: str, page_number: str | None) -> str:
+    """The list page a memory's action came from, on the same page."""
+    return f"{base}?page={page_number}" if page_number and page_number.isdigit() else base
+
+
+def memory_action(
+    request: HttpRequest,
+    document: MemoryDocument,
+    *,
+    back_url: str,
+    render_page: PageRenderer,
+    active_page: str,
+) -> HttpResponse:
+    user = request.user
+    if request.POST.get("action") == "edit":
+        with page_errors(request):  # who may not edit learns that before any form error
+            check_can_curate(user, document)
+        refusal = submit(
+            request,
+            MemoryActionForm(request.POST),
+            lambda title, content, metadata, **_: memory_edit(
+                user=user, document=document, title=title, content=content, metadata=metadata
+            ),
+        )
+        if refusal:
+            uid = str(document.pk)
+            refused = memory_form(uid, with_path=False, refusal=refusal)
+            return render_page((uid, refused), refusal.status)
+        messages.success(request, DONE["edit"])
+        return redirect(back_url)
     form = MemoryActionForm(request.POST)
     if not form.is_valid():
         messages.error(request, form.error_text())
-        return
-    action, user = form.cleaned_data["action"], request.user
+        return redirect(back_url)
+    action, data = form.cleaned_data["action"], form.cleaned_data
+    if action == "tombstone" and not data["confirm"]:
+        carry = {"action": action, "page": request.POST.get("page", "")}
+        return confirm_delete(
+            request, document, back_url=back_url, carry=carry, active_page=active_page
+        )
     with page_errors(request):
-        if action == "edit":
-            memory_edit(
-                user=user,
-                document=document,
-                title=form.cleaned_data["title"],
-                content=form.cleaned_data["content"],
-                metadata=form.cleaned_data["metadata"],
-            )
-        elif action in ("pin", "unpin"):
+        if action in ("pin", "unpin"):
             document_always_inject_set(user=user, document=document, value=action == "pin")
         else:
             document_state_set(
                 user=user, document=document, tombstoned=action == "tombstone", reason="page"
             )
         messages.success(request, DONE[action])
+    return redirect(back_url)

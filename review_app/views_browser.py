@@ -9,7 +9,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.policy import can_author_store
-from memory_app.services.authoring import memory_author
 from review_app.browser import (
     browser_documents,
     browser_folders,
@@ -19,8 +18,8 @@ from review_app.browser import (
     browser_stores,
     path_crumbs,
 )
-from review_app.errors import page_errors
-from review_app.forms import BrowserFilterForm, MemoryForm
+from review_app.forms import BrowserFilterForm
+from review_app.memory_forms import MemoryFormView, add_memory, memory_form
 
 PAGE_SIZE = 50
 
@@ -28,7 +27,14 @@ PAGE_SIZE = 50
 @require_GET
 @login_required
 def browser(request: HttpRequest) -> HttpResponse:
-    form = BrowserFilterForm(request.GET)
+    return _browser_page(request, request.GET)
+
+
+def _browser_page(
+    request: HttpRequest, params, *, add_form: MemoryFormView | None = None, status: int = 200
+) -> HttpResponse:
+    """The browser, also as it is drawn again around a refused add."""
+    form = BrowserFilterForm(params)
     # An invalid filter is reported and ignored; the rest still apply.
     filters = {
         name: value
@@ -55,14 +61,14 @@ def browser(request: HttpRequest) -> HttpResponse:
         "page": (
             None
             if query
-            else Paginator(browser_listing(documents), PAGE_SIZE).get_page(request.GET.get("page"))
+            else Paginator(browser_listing(documents), PAGE_SIZE).get_page(params.get("page"))
         ),
         "may_add": current is not None and can_author_store(request.user, current),
-        "add_form": MemoryForm(),
+        "add_form": add_form or memory_form(with_path=True),
         "active_page": "browser",
     }
     template = "review_app/browser.html#results" if request.htmx else "review_app/browser.html"
-    return render(request, template, context)
+    return render(request, template, context, status=status)
 
 
 def _valid_part(form: BrowserFilterForm) -> dict:
@@ -75,12 +81,9 @@ def browser_add(request: HttpRequest, store_id: int) -> HttpResponse:
     """A reviewer adds reviewed memory to a workspace store (a manager to
     their system's, anyone to their own): the same service as the cards."""
     store = browser_store(request.user, store_id)
-    form = MemoryForm(request.POST)
-    back = f"{reverse('review:browser')}?store={store.pk}"
-    if not form.is_valid():
-        messages.error(request, form.error_text())
-        return redirect(back)
-    with page_errors(request):
-        memory_author(user=request.user, store=store, **form.author_kwargs())
-        messages.success(request, "Memory added.")
-    return redirect(back)
+    refused = add_memory(request, store)
+    if refused:
+        add_form, status = refused
+        return _browser_page(request, {"store": store.pk}, add_form=add_form, status=status)
+    messages.success(request, "Memory added.")
+    return redirect(f"{reverse('review:browser')}?store={store.pk}")

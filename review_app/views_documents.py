@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.access import access_document, store_ref
@@ -17,6 +18,7 @@ from memory_app.services.curate import (
     document_state_set,
 )
 from memory_app.services.redact import document_redact
+from review_app.confirm import confirm_delete
 from review_app.diffs import build_diff
 from review_app.display import diff_view
 from review_app.errors import page_errors
@@ -106,7 +108,8 @@ def _version_number(params, name: str, *, default: int, lowest: int) -> int:
 @require_POST
 @login_required
 def document_curate(request: HttpRequest, document_id) -> HttpResponse:
-    """Rollback, pin/unpin, tombstone/restore: one form, one action each."""
+    """Rollback, pin/unpin, tombstone/restore: one form, one action each;
+    tombstoning asks first."""
     document = _document(request, document_id)
     form = CurateForm(request.POST)
     if not form.is_valid():
@@ -114,6 +117,14 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
         return redirect("review:document", document_id=document.pk)
     data = form.cleaned_data
     action, reason = data["action"], data.get("reason", "")
+    if action == "tombstone" and not data["confirm"]:
+        return confirm_delete(
+            request,
+            document,
+            back_url=reverse("review:document", args=[document.pk]),
+            carry={"action": action, "reason": reason},
+            active_page="browser",
+        )
     with page_errors(request):
         if action == "rollback":
             document_rollback(

@@ -7,17 +7,16 @@ from django.core.paginator import Paginator
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.access import documents_readable
 from memory_app.models import DocState, MemoryVersion, Scope
 from memory_app.permissions import has_memory_permission
 from memory_app.policy import can_curate_store
-from memory_app.services.authoring import memory_author
 from memory_app.services.stores import store_for_user
-from review_app.errors import page_errors
-from review_app.forms import MemoryForm
-from review_app.memory_actions import memory_action
+from review_app.memory_actions import list_url, memory_action, with_edit_forms
+from review_app.memory_forms import MemoryFormView, add_memory, memory_form
 
 PAGE_SIZE = 50
 
@@ -41,35 +40,46 @@ def my_memories(user):
 @require_GET
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
+    return _mine_page(request, request.GET.get("page"))
+
+
+def _mine_page(
+    request: HttpRequest,
+    page_number,
+    *,
+    add_form: MemoryFormView | None = None,
+    editing: tuple[str, MemoryFormView] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The page, also as it is drawn again around a refused save."""
     readable = has_memory_permission(request.user, "read_memory")
-    page = Paginator(my_memories(request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(my_memories(request.user), PAGE_SIZE).get_page(page_number)
     for document in page.object_list:
         if document.saved_by == request.user.get_username():
             document.saved_by = ""  # their own writes need no attribution
+    may_manage = readable and can_curate_store(request.user, store_for_user(user=request.user))
+    if may_manage:
+        with_edit_forms(page.object_list, editing)
     context = {
         "page": page,
-        "may_manage": readable
-        and can_curate_store(request.user, store_for_user(user=request.user)),
+        "may_manage": may_manage,
         "readable": readable,
-        "form": MemoryForm(),
+        "add_form": add_form or memory_form(with_path=True),
         "active_page": "mine",
     }
     template = "review_app/mine.html#memories" if request.htmx else "review_app/mine.html"
-    return render(request, template, context)
+    return render(request, template, context, status=status)
 
 
 @require_POST
 @login_required
 def mine_add(request: HttpRequest) -> HttpResponse:
-    form = MemoryForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form.error_text())
-        return redirect("review:mine")
-    with page_errors(request):
-        memory_author(
-            user=request.user, store=store_for_user(user=request.user), **form.author_kwargs()
-        )
-        messages.success(request, "Saved to your memory.")
+    store = store_for_user(user=request.user)
+    refused = add_memory(request, store)
+    if refused:
+        add_form, status = refused
+        return _mine_page(request, 1, add_form=add_form, status=status)
+    messages.success(request, "Saved to your memory.")
     return redirect("review:mine")
 
 
@@ -79,5 +89,13 @@ def mine_act(request: HttpRequest, document_id) -> HttpResponse:
     document = my_memories(request.user).select_related("store").filter(pk=document_id).first()
     if document is None:
         raise Http404("No such memory of yours.")
-    memory_action(request, document)
-    return redirect("review:mine")
+    page_number = request.POST.get("page")
+    return memory_action(
+        request,
+        document,
+        back_url=list_url(reverse("review:mine"), page_number),
+        render_page=lambda editing, status: _mine_page(
+            request, page_number, editing=editing, status=status
+        ),
+        active_page="mine",
+    )

@@ -11,15 +11,14 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_app.access import documents_readable, systems_manageable, systems_readable
 from memory_app.models import DocState, System
 from memory_app.policy import can_curate_store
-from memory_app.services.authoring import memory_author
-from review_app.errors import page_errors
-from review_app.forms import MemoryForm
-from review_app.memory_actions import memory_action
+from review_app.memory_actions import list_url, memory_action, with_edit_forms
+from review_app.memory_forms import MemoryFormView, add_memory, memory_form
 
 PAGE_SIZE = 50
 
@@ -48,7 +47,19 @@ def systems(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def system_card(request: HttpRequest, slug: str) -> HttpResponse:
-    system = _system(request, slug)
+    return _card_page(request, _system(request, slug), request.GET.get("page"))
+
+
+def _card_page(
+    request: HttpRequest,
+    system: System,
+    page_number,
+    *,
+    add_form: MemoryFormView | None = None,
+    editing: tuple[str, MemoryFormView] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The card, also as it is drawn again around a refused save."""
     memories = (
         documents_readable(request.user)
         .filter(store=system.store)
@@ -56,29 +67,30 @@ def system_card(request: HttpRequest, slug: str) -> HttpResponse:
         .defer("embedding", "search_vector")
         .order_by("-updated_at", "path")
     )
-    page = Paginator(memories, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(memories, PAGE_SIZE).get_page(page_number)
+    may_manage = can_curate_store(request.user, system.store)
+    if may_manage:
+        with_edit_forms(page.object_list, editing)
     context = {
         "system": system,
         "page": page,
-        "may_manage": can_curate_store(request.user, system.store),
-        "form": MemoryForm(),
+        "may_manage": may_manage,
+        "add_form": add_form or memory_form(with_path=True),
         "active_page": "systems",
     }
     template = "review_app/system.html#memories" if request.htmx else "review_app/system.html"
-    return render(request, template, context)
+    return render(request, template, context, status=status)
 
 
 @require_POST
 @login_required
 def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
     system = _system(request, slug)
-    form = MemoryForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form.error_text())
-        return redirect("review:system", slug=slug)
-    with page_errors(request):
-        memory_author(user=request.user, store=system.store, **form.author_kwargs())
-        messages.success(request, "Memory added.")
+    refused = add_memory(request, system.store)
+    if refused:
+        add_form, status = refused
+        return _card_page(request, system, 1, add_form=add_form, status=status)
+    messages.success(request, "Memory added.")
     return redirect("review:system", slug=slug)
 
 
@@ -94,5 +106,13 @@ def system_memory_act(request: HttpRequest, slug: str, document_id) -> HttpRespo
     )
     if document is None:
         raise Http404("No such memory on this card.")
-    memory_action(request, document)
-    return redirect("review:system", slug=slug)
+    page_number = request.POST.get("page")
+    return memory_action(
+        request,
+        document,
+        back_url=list_url(reverse("review:system", args=[slug]), page_number),
+        render_page=lambda editing, status: _card_page(
+            request, system, page_number, editing=editing, status=status
+        ),
+        active_page="systems",
+    )

@@ -19,6 +19,7 @@ from django.conf import settings
 from memory_app.capture.transcript import Draft, Extraction, Message, Skip, Span
 from memory_app.safety import scan_fields
 from memory_app.safety.normalize import normalize
+from memory_app.services.titles import title_from_content
 
 logger = logging.getLogger(__name__)
 
@@ -128,9 +129,8 @@ class ChatExtractor:
             elif span is None:
                 result.skipped.append(Skip("no_source_span", content, kind))
             else:
-                result.drafts.append(
-                    Draft(kind, title or content[:90], content, KINDS[kind], (span,))
-                )
+                title = title or title_from_content(content, 90)
+                result.drafts.append(Draft(kind, title, content, KINDS[kind], (span,)))
         return result
 
 

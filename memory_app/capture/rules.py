@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from memory_app.capture.transcript import Draft, Extraction, Message, Skip, Span
+from memory_app.services.titles import title_from_content
 
 MIN_CHARS = 20
 TITLE_CHARS = 90
@@ -111,9 +112,8 @@ def _is_section(line: str) -> bool:
 
 
 def _title(prefix: str, text: str) -> str:
-    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0].strip(" .*_")
-    if len(first) > TITLE_CHARS:
-        first = first[:TITLE_CHARS].rsplit(" ", 1)[0] + "…"
+    sentence = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0].strip(" .*_")
+    first = title_from_content(sentence, TITLE_CHARS + 1)
     return f"{prefix}: {first}" if prefix else first
 
 

@@ -24,6 +24,7 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
+from memory_app.services.titles import title_from_content
 from memory_app.services.versions import SourceRef, head_source_refs
 
 
@@ -55,8 +56,9 @@ def _trust(store: MemoryStore) -> str:
 
 def _scan(user, store: MemoryStore, title, content, path, meta: AuthoredMetadata) -> dict:
     check_sizes(content=content, path=path)
-    if not title.strip() or not content.strip():
-        raise InvalidInput("A memory needs a title and some content.")
+    if not content.strip():
+        message = "A memory needs some content."
+        raise InvalidInput(message, fields={"content": [message]})
     texts = agent_text_fields(
         path=path,
         title=title,
@@ -75,20 +77,21 @@ def memory_author(
     *,
     user: AbstractBaseUser,
     store: MemoryStore,
-    title: str,
     content: str,
+    title: str = "",
     path: str = "",
     doc_type: str = DocType.FACT,
     metadata: AuthoredMetadata | None = None,
 ) -> MemoryDocument:
     """Add a memory as a person. Permission: `can_author_store` (a system's
     manager, the owner of a user store, a reviewer; workspace stores need a
-    reviewer)."""
+    reviewer). An empty title is derived from the content."""
     if not can_author_store(user, store):
         raise PermissionDenied("You may not add memory to this store.")
     if store.scope == Scope.USER:
         doc_type = DocType.USER_PREFERENCE
     meta = metadata or AuthoredMetadata()
+    title = title.strip() or title_from_content(content)
     path = path or path_from_title(title)
     scanned = _scan(user, store, title, content, path, meta)
     try:
@@ -107,9 +110,8 @@ def memory_author(
                 **scanned,
             )
     except IntegrityError:
-        raise InvalidInput(
-            f"{path} already exists in this store; edit that memory instead."
-        ) from None
+        message = f"{path} already exists in this store; edit that memory instead."
+        raise InvalidInput(message, fields={"path": [message]}) from None
     event_record(
         "memory.document.written",
         principal=user,
@@ -129,8 +131,9 @@ def memory_edit(
 ) -> MemoryDocument:
     """A person's edit: a new version by them. Permission: may curate. Without
     `metadata` the document's metadata is kept; without its `source_refs`,
-    the head's evidence is."""
+    the head's evidence is. An empty title is derived from the content."""
     check_can_curate(user, document)
+    title = title.strip() or title_from_content(content)
     scanned = _scan(
         user, document.store, title, content, document.path, metadata or _kept(document)
     )

@@ -27,6 +27,7 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
+from memory_app.services.titles import title_from_content
 from memory_app.services.versions import SourceRef, head_source_refs
 
 
@@ -67,10 +68,7 @@ class RememberInput:
 
     @property
     def effective_title(self) -> str:
-        if self.title:
-            return self.title
-        first_line = self.content.strip().splitlines()[0] if self.content.strip() else ""
-        return first_line[:120] or "untitled"
+        return self.title or title_from_content(self.content)
 
     def sent(self) -> dict:
         """The optional fields the caller sent."""

@@ -140,9 +140,42 @@ def test_the_edit_form_is_prefilled_with_the_metadata(client, owner):
 def test_bad_metadata_is_a_message_and_adds_nothing(client, owner, bad):
     client.force_login(owner)
     response = client.post("/mine/add", {**FULL, **bad}, follow=True)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert 'class="message error"' in response.content.decode()
     assert not MemoryDocument.objects.filter(store__owner=owner).exists()
+
+
+def test_refused_metadata_stays_as_typed_with_the_error_under_its_field(client, owner):
+    client.force_login(owner)
+    response = client.post("/mine/add", {**FULL, "importance": "11", "tags": "<i>x</i>, edge"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert '<p class="field-error" id="add-importance-error"><strong>Importance' in html
+    assert 'id="add-importance" name="importance" type="number"' in html and 'value="11"' in html
+    assert 'value="&lt;i&gt;x&lt;/i&gt;, edge"' in html and 'value="ingress-nginx"' in html
+    assert "incident INC-4411\nurl https://wiki.example.com/ingress</textarea>" in html
+
+
+def test_a_bad_source_ref_is_named_under_the_source_refs(client, owner):
+    client.force_login(owner)
+    response = client.post("/mine/add", {**FULL, "source_refs": "rumour heard-it"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert '<p class="field-error" id="add-source_refs-error"><strong>Source refs:</strong>' in html
+    assert "rumour heard-it</textarea>" in html
+
+
+def test_a_refused_edit_keeps_the_typed_metadata(client, owner):
+    client.force_login(owner)
+    client.post("/mine/add", FULL)
+    document = MemoryDocument.objects.get(store=store_for_user(user=owner))
+    edit = {"action": "edit", "title": "T", "content": "New.", "metadata": "1"}
+    response = client.post(f"/mine/{document.pk}/", {**edit, "tags": "edge", "importance": "-1"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert f'id="{document.pk}-importance-error"' in html and 'value="edge"' in html
+    document.refresh_from_db()
+    assert document.version == 1 and document.importance == 8
 
 
 @pytest.mark.parametrize(
@@ -158,5 +191,26 @@ def test_a_secret_in_any_metadata_field_is_refused(client, owner, leak):
     client.force_login(owner)
     response = client.post("/mine/add", {**FULL, **leak}, follow=True)
     html = response.content.decode()
-    assert "safety scanner refused" in html and TOKEN not in html
+    assert response.status_code == 422
+    assert "safety scanner found a github token" in html and TOKEN not in html
+    assert "[removed secret]" in html
     assert not MemoryDocument.objects.filter(store__owner=owner).exists()
+
+
+def test_a_refused_browser_add_keeps_what_the_reviewer_typed(client, reviewer, runbooks):
+    client.force_login(reviewer)
+    response = client.post(f"/browser/{runbooks.pk}/add", {**FULL, "tags": f"ok, {TOKEN}"})
+    html = response.content.decode()
+    assert response.status_code == 422
+    assert '<details class="add-memory" open>' in html
+    assert 'value="ok, [removed secret]"' in html and TOKEN not in html
+    assert 'id="add-tags-error"' in html and "of tags[1]" in html
+    assert "Roll back the configmap.</textarea>" in html
+    assert not MemoryDocument.objects.filter(store=runbooks).exists()
+
+
+def test_the_browser_add_form_counts_characters(client, reviewer, runbooks):
+    client.force_login(reviewer)
+    html = client.get(f"/browser/?store={runbooks.pk}").content.decode()
+    assert '<span data-count-for="id_content">0</span>' in html
+    assert "/static/memory/forms.js" in html

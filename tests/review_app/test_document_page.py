@@ -92,7 +92,7 @@ def test_rollback_from_the_page_adds_a_version(client, owner, note):
 
 def test_tombstone_and_restore_are_versions_and_events(client, owner, note):
     client.force_login(owner)
-    client.post(f"{url(note)}curate", {"action": "tombstone", "reason": "stale"})
+    client.post(f"{url(note)}curate", {"action": "tombstone", "reason": "stale", "confirm": "on"})
     note.refresh_from_db()
     assert note.state == "tombstoned"
     client.post(f"{url(note)}curate", {"action": "restore"})

@@ -87,7 +87,7 @@ def test_a_manager_edits_and_deletes_as_new_versions(client, ledger, cast):
         f"/systems/ledger/{note.pk}/",
         {"action": "edit", "title": "Owner", "content": "The ledger-owners team owns it."},
     )
-    client.post(f"/systems/ledger/{note.pk}/", {"action": "tombstone"})
+    client.post(f"/systems/ledger/{note.pk}/", {"action": "tombstone", "confirm": "on"})
     note.refresh_from_db()
     assert note.state == "tombstoned" and note.version == 3
     changes = list(note.versions.order_by("version").values_list("change", "author_name"))
@@ -100,7 +100,8 @@ def test_a_human_write_is_scanned_and_refused_whole(client, ledger, cast):
     response = client.post(
         "/systems/ledger/add", {"title": "CI", "content": f"token {TOKEN}"}, follow=True
     )
-    assert "safety scanner refused" in response.content.decode()
+    assert response.status_code == 422
+    assert "safety scanner found a github" in response.content.decode()
     assert TOKEN not in response.content.decode()
     assert not MemoryDocument.objects.filter(store=store, title="CI").exists()
 
@@ -178,7 +179,7 @@ def test_my_memories_actions(client, owner, preferences):
     )
     mine.refresh_from_db()
     assert mine.always_inject and mine.content == "Prefers neovim." and mine.version == 2
-    client.post(f"/mine/{mine.pk}/", {"action": "tombstone"})
+    client.post(f"/mine/{mine.pk}/", {"action": "tombstone", "confirm": "on"})
     mine.refresh_from_db()
     assert mine.state == "tombstoned"
     client.post("/mine/add", {"title": "Shell", "content": "Uses fish."})
@@ -199,9 +200,9 @@ def test_nobody_else_reaches_my_memories(client, owner, teammate, preferences):
 def test_bad_actions_are_messages_not_errors(client, owner, preferences):
     mine, _ = preferences
     client.force_login(owner)
-    for data in ({"action": "explode"}, {"action": "edit", "title": ""}, {}):
+    for data, status in (({"action": "explode"}, 200), ({"action": "edit"}, 400), ({}, 200)):
         response = client.post(f"/mine/{mine.pk}/", data, follow=True)
-        assert response.status_code == 200
+        assert response.status_code == status
     assert MemoryVersion.objects.filter(document=mine).count() == 1
 
 
