@@ -115,7 +115,7 @@ def http_server(port: int) -> subprocess.Popen:
         [
             sys.executable,
             "-m",
-            "uvicorn",
+            "config.serve",
             "config.asgi:application",
             "--workers",
             "2",
