@@ -111,7 +111,8 @@ def test_a_429_is_retried_after_retry_after_then_raised(memory, settings):
         turn.remember(title="Second", content="Another learning.")
     assert len(waits) == memory.max_retries
     assert all(55 <= wait <= 61 for wait in waits)
-    assert limited.value.retry_after == waits[-1]
+    # The last answer's Retry-After, counted down by the server like the others.
+    assert 55 <= limited.value.retry_after <= waits[-1]
 
 
 def test_a_wait_longer_than_allowed_is_not_slept(memory, settings):
