@@ -7,6 +7,14 @@ character and never reaches the threshold; file paths (several short
 slash-separated segments) are not tokens; content digests that are
 base64 by design (go.sum `h1:`, SRI `sha512-`, `data:` URIs of images) are
 recognised by their prefix and left alone.
+
+Many vendors issue keys of lower case letters and digits only (base36),
+which the rule above, wanting both cases, never sees. A run of 36+ such
+characters counts too when it is what a generator makes: letters beyond
+a-f (so not hex), digits, the two interleaved many times (not a word and
+a number, not `abcdef1234567890` filler) and entropy of at least 3.8 bits.
+Nix store hashes (32) stay under the length; RFC 4648 base32 (a-z, 2-7:
+IPFS content ids, onion addresses) names content, not a key.
 """
 
 import math
@@ -18,8 +26,14 @@ from memory_app.safety.types import Detector, Span
 
 MIN_LENGTH = 40
 MIN_BITS_PER_CHAR = 4.5
+MIN_BASE36_LENGTH = 36
+MIN_BASE36_BITS_PER_CHAR = 3.8
 
-_CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_LENGTH},}}")
+_CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_BASE36_LENGTH},}}")
+_BASE36_RUN = re.compile(rf"[a-z0-9]{{{MIN_BASE36_LENGTH},}}")
+_NOT_HEX = re.compile(r"[g-z]")
+_BASE32 = re.compile(r"[a-z2-7]+")
+_TRANSITION = re.compile(r"[a-z]\d|\d[a-z]")
 _DIGEST_PREFIX = re.compile(r"(?:\bh1:|\bsha(?:256|384|512)[-:]|;base64,)$", re.I)
 _DIGEST_TOKEN = re.compile(r"^sha(?:256|384|512)-", re.I)
 _DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]+")
@@ -38,9 +52,24 @@ def shannon_bits_per_char(text: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
+def _looks_random_base36(token: str) -> bool:
+    if any(c.isupper() for c in token):
+        return False
+    return any(
+        not _BASE32.fullmatch(run)
+        and len(_NOT_HEX.findall(run)) >= 4
+        and len(_TRANSITION.findall(run)) >= 6
+        and shannon_bits_per_char(run) >= MIN_BASE36_BITS_PER_CHAR
+        for run in _BASE36_RUN.findall(token)
+    )
+
+
 def _looks_random(token: str) -> bool:
+    if _looks_random_base36(token):
+        return True
     return (
-        any(c.isupper() for c in token)
+        len(token) >= MIN_LENGTH
+        and any(c.isupper() for c in token)
         and any(c.islower() for c in token)
         and any(c.isdigit() for c in token)
         and shannon_bits_per_char(token) >= MIN_BITS_PER_CHAR

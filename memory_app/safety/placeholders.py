@@ -102,7 +102,7 @@ def is_reference(value: str) -> bool:
 
 
 def is_placeholder(value: str) -> bool:
-    value = value.strip().strip("'\"`,;")
+    value = value.strip().strip("'\"`,;:")
     if len(value) < 4 or value.lower() in _WORDS or value.lower().translate(_LEET) in _WORDS:
         return True
     if _REPEATED.match(value):

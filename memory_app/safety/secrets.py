@@ -1,11 +1,13 @@
 """Credentials the engine does not cover: our own shapes.
 
 The engine (engine.py) knows vendors. What it misses are credentials
-without a vendor: passwords in URLs and on command lines, `Authorization:`
-headers of any scheme, Kubernetes `Secret` manifests, assignments of a
-password or key in env/ini/yaml/json files and in prose, key blocks and
-certificates, and JWTs (signed or not). Each rule captures the value, and
-a value that is a placeholder (placeholders.py) never blocks.
+without a vendor: passwords in URLs, in calls and on command lines, tokens
+in webhook URLs, `Authorization:` headers of any scheme, Kubernetes
+`Secret` manifests (YAML or JSON), a password or key assigned in
+env/ini/yaml/json files, code of any language, XML and prose, key blocks
+and certificates, JWTs (signed or not), and generated tokens with a
+vendor prefix. Each rule captures the value, and a value that is a
+placeholder (placeholders.py) never blocks.
 """
 
 import re
@@ -26,7 +28,8 @@ _SECRET_WORD = (
 _NOT_A_VALUE_KEY = re.compile(
     r"(?:_|-|\.|\b)(?:file|path|dir|name|id|type|length|len|url|uri|env|var|field|header|"
     r"prefix|format|policy|expiry|expires|ttl|hint|label|count|enabled|required|min|max|"
-    r"source|ref|arn|mode)$|^(?:no|use|require|reset|forgot|change|new|confirm)[_-]",
+    r"source|ref|arn|mode|hash|algorithm|pattern|regex|placeholder|prompt|message|text|title|"
+    r"help)$|^(?:no|use|require|reset|forgot|change|new|confirm)[_-]",
     re.I,
 )
 # "pass" alone is a secret word only at an identifier boundary (DB_PASS,
@@ -35,12 +38,23 @@ _GLUED_PASS = re.compile(
     r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))(?:.*[a-z])pass(?:$|[^a-z])"
 )
 _KEY = rf"(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD})[\w.-]*"
-# A quoted value, the quotes possibly escaped as inside a string literal (\"…\").
-_QUOTED = r"\\?(?P<q>[\"'`])(?P<qv>(?:(?!\\?(?P=q))[^\n]){{{min},200}})\\?(?P=q)"
+# A key named only "key" (or "private", "access") names a secret only
+# when its value is a generated token.
+_BARE_KEYS = ("key", "private", "access")
+_ASSIGNED_KEY = (
+    rf"(?<![\w.-])(?:[\w.-]*?(?:{_SECRET_WORD})[\w.-]*|(?:{'|'.join(_BARE_KEYS)})(?![\w.-]))"
+)
+# A quoted value, the quotes possibly escaped as inside a string literal
+# (\"…\"), or C#'s verbatim @"…".
+_QUOTED = r"@?\\?(?P<q>[\"'`])(?P<qv>(?:(?!\\?(?P=q))[^\n]){{{min},200}})\\?(?P=q)"
 _BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
 
+# After the key: its closing quote, a subscript's bracket (env["TOKEN"] =,
+# char password[] =), then the operator of any language (=, :=, ?=, ||=,
+# <-, =>, ==) or a verb of prose.
 _ASSIGNMENT = re.compile(
-    rf"(?i)(?P<key>{_KEY})[\"'`]?(?P<sep>\s*(?:={{1,3}}|!==?|:=|:|=>|->|\s+(?:is|was|are|to|set\s+to)\s*:?)\s*)"
+    rf"(?i)(?P<key>{_ASSIGNED_KEY})(?:[\"'`]?\]|\[\])?[\"'`]?"
+    r"(?P<sep>\s*(?:={1,3}|!==?|[:?]=|\|\|=|=>|->|<-|:|\s+(?:is|was|are|to|set\s+to)\s*:?)\s*)"
     rf"(?:{_QUOTED.format(min=4)}|{_BARE.format(min=4)})"
 )
 # "deepgramKEY io3l0urk…", "oanda SECRET key ABCD…": a secret word, up to
@@ -57,21 +71,40 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "aws_access_key_id": re.compile(
         r"(?<![A-Z0-9])(?P<bv>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|A3T[A-Z0-9])[A-Z0-9]{16})(?![A-Z0-9])"
     ),
-    # A chat bot token: the bot's numeric id, a colon, 35 characters of key.
+    # A chat bot token: the bot's numeric id, a colon, 35 characters of key
+    # (give or take one: a copy often loses or gains a character).
     "bot_token": re.compile(
-        r"(?<![\w:])(?P<bv>\d{8,10}:(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{35})(?![\w-])"
+        r"(?<![\w:])(?P<bv>\d{8,10}:(?=[\w-]*[A-Z])(?=[\w-]*[a-z])[A-Za-z0-9_-]{34,36})(?![\w-])"
     ),
+    # user:password@ in any scheme's URL; the user may be empty (redis://:pw@).
     "url_credentials": re.compile(
-        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"\[\]]+:(?P<bv>[^\s@/'\"\[\]]{3,})@[\w.\[\]-]+"
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"\[\]]*:(?P<bv>[^\s@/'\"\[\]]{3,})@[\w.\[\]-]+"
     ),
+    # A token in a URL: as its user (https://<token>@git.host/…), or in the
+    # path of a webhook, where the path is the credential.
+    "url_token": re.compile(
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<qv>[\w-]{20,})@[\w.-]+"
+        r"|\bhttps?://[^\s'\"<>]*?hook[^\s'\"<>]*?/(?P<bv>[\w-]{20,})(?![\w-])"
+    ),
+    # -u user:password, -u user … -p password; the password flags of tools
+    # that take one inline: sshpass -p, mysql -p<password> (glued: a space
+    # after -p means "prompt"), ldap* -w, samba's -U user%password.
     "cli_credentials": re.compile(
         r"(?i)(?:\s-{1,2}(?:u|user|username)[\s=]+['\"]?[^\s:'\"]+:(?P<bv>[^\s'\"]{3,})"
         r"|\s-{1,2}(?:u|user|username)[\s=]+\S+.*?\s-{1,2}(?:p|pw|pass|password)[\s=]+['\"]?"
-        r"(?P<qv>[^\s'\"]{3,}))"
+        r"(?P<qv>[^\s'\"]{3,})"
+        r"|(?:\bsshpass\s+(?-i:-p)\s*|\b(?:mysql|mariadb)\w*\b[^\n|;&]*?\s(?-i:-p)(?=\S)"
+        r"|\bldap\w+\b[^\n|;&]*?\s(?-i:-w)\s+|\s(?-i:-U)\s+['\"]?[^\s%'\"]+%)"
+        r"['\"]?(?P<fv>[^\s'\"]{3,}))"
     ),
-    # .netrc, gradle, ini without "=": a line that starts with the word.
+    # .netrc, gradle, ini without "=": a line that starts with the word;
+    # or a line that is only a secret's name and a quoted value
+    # (private_key "…";), as in HCL blocks and Groovy or Ruby calls.
     "password_line": re.compile(
-        r"(?im)(?:^|\blogin\s+\S+)\s*(?:password|passwd)\s+[\"']?(?P<bv>[^\s\"']{4,})"
+        r"(?im)(?:^|\blogin\s+\S+)\s*(?:password|passwd)\s+"
+        r"(?:[\"'](?P<qv>[^\s\"']{4,})[\"']|(?P<bv>[^\s\"']{4,})(?P<rest>[^\n]*))"
+        r"|^(?=[ \t]*[\w.-]+[ \t]+[\"'])"  # the line's shape first: cheaper than the key's
+        rf"[ \t]*(?P<akey>{_KEY})[ \t]+[\"'](?P<fv>[^\"'\n]{{4,200}})[\"'][ \t]*;?[ \t]*$"
     ),
     # Prose: "the password for the admin user is 'hunter22'".
     "password_in_prose": re.compile(
@@ -79,17 +112,22 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?:[^.\n\"']|\"[^\"\n]{1,30}\"|'[^'\n]{1,30}'){0,40}?\b(?:is|was)\s*:?\s*"
         r"[\"'`](?P<qv>[^\"'`\n]{3,64})[\"'`]"
     ),
-    # A lowercase vendor prefix and a long mixed token: tfp_…, odt_…, tvly-…
+    # A lowercase vendor prefix and a long mixed token: tfp_…, odt_…, tvly-…,
+    # sq0atp-… (a digest's sha384-… is not one)
     "prefixed_token": re.compile(
-        r"(?<![\w-])(?P<bv>[a-z]{2,6}[_-](?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])"
-        r"[A-Za-z0-9]{20,})(?![\w-])"
+        r"(?<![\w-])(?P<bv>(?!(?:sha|md)\d)[a-z][a-z0-9]{1,6}[_-]"
+        r"(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[a-z])[A-Za-z0-9]{20,})(?![\w-])"
         # …or a compound that says what it is: app-secret-key-<token>
         r"|(?i:\b[\w.-]*?(?:secret|token|private|access)[\w.-]*?[._-])"
         r"(?P<qv>(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{20,})(?![\w-])"
+        # …or an upper-case prefix and key: NRAK-…, CFPAT-…
+        r"|(?<![\w-])(?P<fv>[A-Z]{3,6}[_-](?=[A-Z0-9]*\d)[A-Z0-9]{24,})(?![\w-])"
     ),
+    # Authorization: <scheme> <value>, also set from code: headers["Authorization"] = …,
+    # setHeader("Authorization", …)
     "authorization_header": re.compile(
-        r"(?i)\b(?:proxy-)?authori[sz]ation[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z][\w-]*\s+)?"
-        r"(?P<bv>[A-Za-z0-9._~+/:=-]{8,})"
+        r"(?i)\b(?:proxy-)?authori[sz]ation(?:[\"']\s*,|[\"']?\]?\s*[:=])\s*[\"']?"
+        r"(?:[A-Za-z][\w-]*\s+)?(?P<bv>[A-Za-z0-9._~+/:=-]{8,})"
         r"|\b(?:bearer|basic|token|digest):?\s+(?P<qv>(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)"
     ),
     "private_key_block": re.compile(
@@ -107,25 +145,57 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?"
     ),
     "password_assignment": _ASSIGNMENT,
-    # app.config style: <add key="SmtpPassword" value="…"/>
-    "key_value_attribute": re.compile(
-        rf"(?i)\bkey\s*=\s*[\"'](?P<key>{_KEY})[\"']\s+value\s*=\s*[\"'](?P<qv>[^\"'\n]{{4,200}})[\"']"
+    # The value first: if ("s3cr3t!" == password)
+    "reverse_comparison": re.compile(
+        rf"(?i)\\?[\"'](?P<qv>[^\"'\\\n]{{4,200}})\\?[\"']\s*(?:={{2,3}}|!==?)\s*(?P<key>{_KEY})"
     ),
-    # NetworkCredential("user", "pass"), PSCredential, basic_auth=("u", "p")
+    # The key and the value as two string arguments or items:
+    # define('DB_PASSWORD', '…'), setenv("API_TOKEN", "…"), {"secret", "…"};
+    # not a JSON value followed by the next key ("kind": "Secret", "data": …).
+    "key_value_arguments": re.compile(
+        rf"(?i)[\"'](?<!:[\"'])(?<!:\s[\"'])(?P<key>{_KEY})[\"']\s*,\s*(?:\\?[\"']){{1,2}}"
+        rf"(?P<qv>[^\"'\\\n]{{4,200}})\\?[\"'](?!\s*:)"
+    ),
+    # XML: <password>…</password> (the tag ends with the secret word, so
+    # not <passwordEncoder>), <add key="SmtpPassword" value="…"/>,
+    # <property name="db.password" value="…"/>, <entry key="token">…</entry>
+    "key_value_attribute": re.compile(
+        rf"(?i)<(?:[\w.-]+:)?(?P<key>(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD}))(?:\s[^<>\n]*)?>"
+        rf"(?P<qv>[^<>\n]{{4,200}})</"
+        rf"|\b(?:key|name)\s*=\s*[\"'](?P<akey>{_KEY})[\"']\s*"
+        rf"(?:value\s*=\s*[\"'](?P<fv>[^\"'\n]{{4,200}})[\"']|>(?P<bv>[^<>\n]{{4,200}})</)"
+    ),
+    # NetworkCredential("user", "pass"), PSCredential, HTTPBasicAuth("u", "p"),
+    # auth=("u", "p"), basic_auth: ["u", "p"]
     "credential_call": re.compile(
-        r"(?i)\b(?:\w*credentials?|basic_?auth|auth)\s*\(\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<qv>[^\"'\n]{4,200})[\"']"
+        r"(?i)\b\w*(?:credentials?|auth)\s*[=:]?\s*[(\[]\s*[\"'][^\"'\n]+[\"']\s*,\s*"
+        r"[\"'](?P<qv>[^\"'\n]{4,200})[\"']"
     ),
     "keyword_token": _SPACED,
 }
 
-_K8S_SECRET = re.compile(r"(?m)^\s*kind:\s*[\"']?Secret\b")
+# A Kubernetes Secret, in YAML or JSON, its kind before or after its data.
+_K8S_SECRET = re.compile(r"(?i)[\"']?\bkind[\"']?\s*:\s*[\"']?secret[\"']?(?![\w-])")
+# Its data or stringData: the YAML lines indented under the key, or a
+# JSON (or YAML flow) mapping.
 _K8S_DATA = re.compile(
-    r"(?m)^(?P<indent>\s*)(?:data|stringData):\s*\n(?P<body>(?:(?P=indent)\s+[\w.-]+:.*\n?)+)"
+    r"(?m)^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\n"
+    r"(?P<body>(?:(?P=indent)[ \t]+\S.*(?:\n|$))+)"
+    r"|[\"']?\b(?:data|stringData)[\"']?\s*:\s*\{(?P<flow>[^{}]*)\}"
 )
-_K8S_ENTRY = re.compile(r"(?m)^\s+[\w.-]+:\s*[\"']?(?P<bv>[^\s\"']{4,})")
+# An entry of the block; its value may be base64 wrapped in a block scalar
+# (key: |, then the lines). A file under stringData (config.yaml: |) is
+# left to the other rules, which see its lines.
+_K8S_ENTRY = re.compile(
+    r"(?m)^[ \t]+[\"']?[\w.-]+[\"']?:[ \t]*"
+    r"(?:[|>][-+]?[ \t]*\n[ \t]+(?=[A-Za-z0-9+/=]+\s)|[\"']?)(?P<bv>[^\s\"']{4,})"
+)
+_K8S_FLOW_ENTRY = re.compile(r"[\"']?[\w.-]+[\"']?\s*:\s*[\"']?(?P<bv>[^\s\"',{}]{4,})")
 
 
-_STRONG_KEY = re.compile(r"pass|pwd|secret|token|cred|auth|private[_ .-]?key", re.I)
+_STRONG_KEY = re.compile(
+    r"pass|pwd|secret|token|cred|auth|(?:private|api|access|signing|encryption)[_ .-]?key", re.I
+)
 
 
 def _random_looking(value: str) -> bool:
@@ -143,18 +213,66 @@ def _passphrase(key: str, match: re.Match[str], value: str) -> bool:
     return quoted and bool(re.search(r"pass|pwd", key, re.I)) and bool(_PASSPHRASE.fullmatch(value))
 
 
+_TRANSITION = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
+
+
+def _random_token(value: str) -> bool:
+    """Letters and digits interleaved as generated keys are, not words and numbers."""
+    return len(value) >= 16 and len(_TRANSITION.findall(value)) >= 3
+
+
+# A rule's value is in one of these groups: quoted, bare, or a flag's or
+# an attribute's value.
+_VALUE_GROUPS = ("qv", "bv", "fv")
+# Rules that capture the name the value is assigned to.
+_KEYED = {
+    "password_assignment",
+    "keyword_token",
+    "key_value_attribute",
+    "key_value_arguments",
+    "reverse_comparison",
+    "password_line",
+}
+
+
 def _value(match: re.Match[str]) -> tuple[str, int, int] | None:
-    for group in ("qv", "bv"):
+    for group in _VALUE_GROUPS:
         if group in match.re.groupindex and match.group(group) is not None:
             return match.group(group), match.start(group), match.end(group)
     return None
 
 
+def _key(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    return groups.get("key") or groups.get("akey") or "password"
+
+
+# mysql -p followed by a space prompts for the password; the word after
+# it is the database.
+_PROMPTING_P = re.compile(r"\b(?:mysql|mariadb)\w*\b")
+
+
+# A few words, hyphenated or not, with no digit: a scheme or a header's name.
+_HEADER_NAME = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+
+
+def _line_before(match: re.Match[str]) -> str:
+    return match.string[match.string.rfind("\n", 0, match.start()) + 1 : match.start()]
+
+
 def _plausible(name: str, match: re.Match[str], value: str) -> bool:
     if is_placeholder(value):
         return False
-    if name in ("password_assignment", "keyword_token", "key_value_attribute", "password_line"):
-        key = match.group("key") if "key" in match.re.groupindex else "password"
+    if name == "cli_credentials" and match.group("qv") and _PROMPTING_P.search(_line_before(match)):
+        return False
+    if name == "key_value_arguments" and (" " in value or (value.isalpha() and len(value) < 12)):
+        return False  # a list of names or a label: ("password", "Mot de passe")
+    if name == "url_token" or (name == "prefixed_token" and match.group("fv")):
+        return _random_token(value)
+    if name == "authorization_header" and len(value) < 20 and _HEADER_NAME.fullmatch(value):
+        return False  # a scheme alone (Negotiate ${TICKET}), a list of headers
+    if name in _KEYED:
+        key = _key(match)
         if _NOT_A_VALUE_KEY.search(key) or _GLUED_PASS.search(key):
             return False
         if value.startswith(("/", "./", "~/", "http://", "https://")):
@@ -163,26 +281,30 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
             return False
         if not _STRONG_KEY.search(key) and not _random_looking(value):
             return False  # tag_key = "field": only a random value makes "key" a secret
-        if (
-            name == "password_assignment"
-            and match.group("qv") is None
-            and "=" not in match.group("sep")
-        ):
-            # Unquoted prose ("the token is stored …") needs a value that
-            # does not read as a word: a digit or a symbol in it. Env,
-            # code and connection-string syntax (PASSWORD=word,
-            # $password = word) is not prose.
+        if name == "password_assignment" and key.lower() in _BARE_KEYS and not _random_token(value):
+            return False  # "key": "metric.name[1,2]" is a lookup key, not a secret
+        prose = (name == "password_assignment" and "=" not in match.group("sep")) or (
+            name == "password_line" and (match.group("rest") or "").strip(" \t;}")
+        )
+        if prose and match.group("qv") is None:
+            # Unquoted prose ("the token is stored …", "Password reset
+            # links expire") needs a value that does not read as a word: a
+            # digit or a symbol in it. Env, code and connection-string
+            # syntax (PASSWORD=word, $password = word) and a line that
+            # holds only the password (.netrc, gradle) are not prose.
             return bool(re.search(r"[\d!@#$%^&*+=?~]", value)) or len(value) >= 12
     return True
 
 
 def _k8s_secret_spans(text: str) -> list[Span]:
-    if not _K8S_SECRET.search(text):
+    if "ecret" not in text or not _K8S_SECRET.search(text):
         return []
     spans = []
     for block in _K8S_DATA.finditer(text):
-        offset = block.start("body")
-        for entry in _K8S_ENTRY.finditer(block.group("body")):
+        part = "body" if block.group("body") is not None else "flow"
+        offset = block.start(part)
+        entries = _K8S_ENTRY if part == "body" else _K8S_FLOW_ENTRY
+        for entry in entries.finditer(block.group(part)):
             if not is_placeholder(entry.group("bv")):
                 spans.append(
                     Span("kubernetes_secret", offset + entry.start("bv"), offset + entry.end("bv"))
@@ -201,6 +323,8 @@ _SECRET_STEMS = ("pass", "pwd", "secret", "token", "key", "private", "access", "
 _SECRET_STEMS += ("licen", "_pat", ".pat", "-pat")
 _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "password_assignment": _SECRET_STEMS,
+    "reverse_comparison": ("==", "!="),
+    "key_value_arguments": _SECRET_STEMS,
     "keyword_token": _SECRET_STEMS,
     "password_in_prose": _SECRET_STEMS,
     "key_value_attribute": _SECRET_STEMS,
@@ -208,7 +332,8 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "password_line": _SECRET_STEMS,
     "aws_access_key_id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "a3t"),
     "url_credentials": ("://",),
-    "cli_credentials": ("-u",),
+    "url_token": ("://",),
+    "cli_credentials": ("-u", "sshpass", "mysql", "mariadb", "ldap"),
     "authorization_header": ("authori", "bearer", "basic", "token", "digest"),
     "kubeconfig_credential": ("-data", "token"),
     "jwt": ("eyj",),

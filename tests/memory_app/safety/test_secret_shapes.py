@@ -1,0 +1,176 @@
+"""Credential shapes by kind: what is refused, and what reads alike but is not a secret.
+
+Every value is generated at run time from a fixed seed (letters and digits
+of the right shape, no real key); the text around it is ours.
+"""
+
+import base64
+import random
+import string
+
+import pytest
+
+from memory_app.safety import scan_fields
+from memory_app.safety.registry import family_of
+
+_RNG = random.Random(20261201)
+_BASE36 = string.ascii_lowercase + string.digits
+
+
+def generated(length: int, alphabet: str = string.ascii_letters + string.digits) -> str:
+    """Random characters, then a letter-digit tail, so the value mixes both."""
+    body = "".join(_RNG.choice(alphabet) for _ in range(length - 4))
+    letters = [c for c in alphabet if c.isalpha()]
+    return body + _RNG.choice(letters) + "7" + _RNG.choice(letters) + "3"
+
+
+def families(text: str) -> set[str]:
+    findings = scan_fields({"content": text}, conversation_store=False)
+    return {family_of(f.detector) for f in findings if f.blocking}
+
+
+PASSWORD = generated(14)
+TOKEN = generated(32)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a subscript or an array for a key
+        f'os.environ["SERVICE_TOKEN"] = "{TOKEN}"',
+        f"settings['db_password'] = '{PASSWORD}'",
+        f'char password[] = "{PASSWORD}";',
+        # the operators of other languages
+        f"DEPLOY_PASSWORD ?= {PASSWORD}",
+        f'db_password <- "{PASSWORD}"',
+        f'var password = @"{PASSWORD}";',
+        # the value first
+        f'if ("{PASSWORD}" == password) {{ grant(); }}',
+        f"if '{PASSWORD}' != admin_password:",
+        # a key named only "key" holding a generated value
+        f"key={generated(32, string.hexdigits[:16])}",
+        # a line that is only the name and a quoted value
+        f'client_secret "{TOKEN}";',
+    ],
+)
+def test_a_password_assigned_in_any_syntax_is_refused(text):
+    assert "secrets" in families(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"define('DB_PASSWORD', '{PASSWORD}');",
+        f'System.setProperty("javax.net.ssl.trustStorePassword", "{PASSWORD}");',
+        f"buildConfigField 'String', 'MAPS_API_KEY', '\"{TOKEN}\"'",
+        f"<password>{PASSWORD}</password>",
+        f'<property name="hibernate.connection.password" value="{PASSWORD}"/>',
+        f'<entry key="api.token">{TOKEN}</entry>',
+    ],
+)
+def test_a_key_and_value_as_arguments_or_xml_are_refused(text):
+    assert "secrets" in families(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"REDIS_URL=redis://:{PASSWORD}@cache.internal:6379/0",
+        f"git clone https://{TOKEN}@git.internal/platform/deploy.git",
+        f"https://chat.internal/api/webhooks/{_RNG.randint(10**17, 10**18)}/{generated(60)}",
+        f'session.auth = HTTPBasicAuth("svc-reports", "{PASSWORD}")',
+        f'requests.get(url, auth=("svc-reports", "{PASSWORD}"))',
+        f"sshpass -p '{PASSWORD}' ssh ops@bastion.internal",
+        f"mysql -h db.internal -u app -p{PASSWORD} ledger",
+        f'ldapsearch -x -D "cn=admin,dc=corp" -w {PASSWORD} -b dc=corp',
+        f"smbclient //files.internal/share -U 'CORP\\svc%{PASSWORD}'",
+    ],
+)
+def test_basic_auth_in_urls_calls_and_commands_is_refused(text):
+    assert "secrets" in families(text)
+
+
+def _b64(value: str) -> str:
+    return base64.b64encode(value.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # JSON, as kubectl prints it
+        '{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "svc"}, '
+        f'"data": {{"client-id": "{_b64("svc-reports")}", "client-key": "{_b64(PASSWORD)}"}}}}',
+        # a value wrapped in a block scalar
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\ndata:\n"
+        f"  tls.key: |\n    {_b64(TOKEN * 2)}\n",
+        # kind after the data, in lower case, with a comment inside the block
+        f"data:\n  # encoded\n  user: {_b64('svc-reports')}\nmetadata:\n  name: x\nkind: secret\n",
+    ],
+)
+def test_a_kubernetes_secret_in_any_layout_is_refused(text):
+    assert "secrets" in families(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # lower case and digits only (base36), as several vendors issue keys
+        f"publish with {generated(42, _BASE36)} before the release",
+        # an upper-case vendor prefix and key
+        f"monitoring key: ACME-{generated(27, string.ascii_uppercase + string.digits)}",
+        # a prefix that holds a digit
+        f"acme2_{generated(30)}",
+        # a chat bot token a character short or long
+        f"{_RNG.randint(10**9, 10**10 - 1)}:{generated(34)}",
+        f"{_RNG.randint(10**9, 10**10 - 1)}:{generated(36)}",
+    ],
+)
+def test_a_generated_token_without_a_name_is_refused(text):
+    assert "secrets" in families(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "REDIS_URL=redis://:${REDIS_PASSWORD}@cache.internal:6379/0",
+        'sshpass -p "$SSH_PASS" ssh ops@bastion.internal',
+        "<password>${DB_PASSWORD}</password>",
+        "define('DB_PASSWORD', 'changeme');",
+        "define('AUTH_KEY', 'put your unique phrase here');",
+        'if ("changeme" == password) { warn(); }',
+        "https://chat.internal/api/webhooks/XXXXXXXX/XXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n"
+        "  password: {{ .Values.password | b64enc }}\n  token: <your-token>\n",
+        "monitoring key: ACME-XXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    ],
+)
+def test_a_placeholder_in_a_new_shape_never_blocks(text):
+    assert families(text) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # prose that starts a line with the word
+        "Password reset links expire after an hour.",
+        # mysql prompts for the password when -p stands alone
+        "mysql -u root -p ledger < dump.sql",
+        # settings about a password, labels and lists of names
+        "<passwordEncoder>bcrypt</passwordEncoder>",
+        'translations.put("password", "Mot de passe");',
+        'kinds = ["Secret", "ConfigMap", "Deployment"]',
+        "if password == confirm_password:",
+        '{"key": "cpu.usage.idle[0,1]", "value": 12}',
+        # a scheme whose value is a variable
+        "Authorization: Negotiate ${KERBEROS_TICKET}",
+        # digests and content ids
+        '<script src="/app.js" integrity="sha384-' + generated(64) + '"></script>',
+        "ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi",
+        "/nix/store/b6gvzjyb2pg0kjfwrjmg1vfhh54ad73z-firefox-33.1/bin/firefox",
+        # a webhook's documentation, not its address
+        "https://docs.example.com/webhooks/v2/events/order-created-2024-06",
+        "https://api.github.com/repos/octo/hello/hooks/12345678/deliveries",
+    ],
+)
+def test_text_that_reads_like_a_credential_is_not_one(text):
+    assert "secrets" not in families(text)
