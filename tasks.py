@@ -105,7 +105,16 @@ def run() -> None:
     # so a stop reaches the process that holds the database connection.
     host, _, port = address.rpartition(":")
     server = subprocess.Popen(
-        [str(PYTHON), "-m", "config.serve", "config.asgi:application", "--host", host, "--port", port],
+        [
+            str(PYTHON),
+            "-m",
+            "config.serve",
+            "config.asgi:application",
+            "--host",
+            host,
+            "--port",
+            port,
+        ],
         cwd=ROOT,
     )
     children = [server]
