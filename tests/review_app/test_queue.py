@@ -184,7 +184,9 @@ def test_decisions_need_csrf(reviewer, agent):
     assert strict.post(f"/queue/{item_id}/decide", {"action": "approve"}).status_code == 403
 
 
-def test_a_cards_content_preview_loads_when_opened(client, reviewer, agent):
+def test_a_cards_content_preview_loads_when_opened(
+    client, reviewer, agent, django_assert_max_num_queries
+):
     item_id = propose(agent, content="# Restart\n\nRoll back the configmap.")
     client.force_login(reviewer)
     html = client.get("/queue/").content.decode()
@@ -192,7 +194,9 @@ def test_a_cards_content_preview_loads_when_opened(client, reviewer, agent):
     assert f'hx-get="{content_url}" hx-trigger="toggle once"' in html
     assert f'<a href="{content_url}">Open the proposed content</a>' in html
     assert "<h1>Restart</h1>" not in html
-    fragment = client.get(content_url, HTTP_HX_REQUEST="true").content.decode()
+    # Session, user, rights (3), the item and the navigation's team policy.
+    with django_assert_max_num_queries(7):
+        fragment = client.get(content_url, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment
     assert "<h1>Restart</h1>" in fragment
     assert "# Restart" in fragment  # the source, one click away
