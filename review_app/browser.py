@@ -6,6 +6,7 @@ may read (memory_app.access), so a filter naming another store finds nothing.
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.paginator import Page, Paginator
 from django.db.models import CharField, Count, F, Func, Q, QuerySet, Value
 from django.db.models.functions import Substr
 from django.http import Http404
@@ -13,9 +14,11 @@ from django.http import Http404
 from memory_app.access import documents_readable, stores_readable
 from memory_app.models import DocState, MemoryDocument, MemoryStore
 from memory_app.selectors.search import OVERFETCH, Scored, hybrid_candidates, rerank
+from review_app.links import link_each
 
 STORE_LIMIT = 200
 SEARCH_LIMIT = 50
+PAGE_SIZE = 50
 SCOPE_ORDER = {"workspace": 0, "system": 1, "user": 2, "conversation": 3}
 
 
@@ -78,6 +81,13 @@ def browser_listing(documents: QuerySet[MemoryDocument]) -> QuerySet[MemoryDocum
     )
 
 
+def browser_page(documents: QuerySet[MemoryDocument], number: object) -> Page:
+    """One page of the listing, each document with the `url` of its page."""
+    page = Paginator(browser_listing(documents), PAGE_SIZE).get_page(number)
+    page.object_list = link_each(list(page.object_list), "review:document")
+    return page
+
+
 def browser_folders(documents: QuerySet[MemoryDocument], prefix: str) -> list[Folder]:
     """The next path segment under `prefix` that holds documents, with counts."""
     rest = Substr("path", len(prefix) + 1)
@@ -107,7 +117,9 @@ def browser_search(
     candidates = hybrid_candidates(
         documents, query, scope=scope, k=SEARCH_LIMIT * OVERFETCH // 2, mode="hybrid"
     )
-    return rerank(candidates, query, "hybrid")[:SEARCH_LIMIT]
+    hits = rerank(candidates, query, "hybrid")[:SEARCH_LIMIT]
+    link_each([hit.document for hit in hits], "review:document")
+    return hits
 
 
 def path_crumbs(prefix: str) -> list[Folder]:

@@ -3,35 +3,79 @@
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, F, Min, Prefetch, Q
+from django.db.models import Count, F, Min, Q
 from pgvector.django import CosineDistance
 
 from memory_app.access import store_ref
 from memory_app.models import (
     DreamReviewItem,
     MemoryDocument,
+    MemoryStore,
     MemoryUsage,
     ReviewAction,
     ReviewStatus,
 )
 from memory_app.policy import curatable_stores_q
-from memory_app.selectors.review import review_items
+from memory_app.selectors.review import TARGET_STORE_SELECT, review_items
 from memory_app.services.promote import DECIDED_HERE, SIMILAR_MIN
 from review_app.diffs import Diff, build_diff
+from review_app.links import link_each, link_to
 from review_app.provenance import Provenance, of_version, version_refs
 
 RELATED_FIELDS = ("id", "path", "title", "store__slug")
+# What naming a store reads (MemoryStore.label, store_ref).
+STORE_NAME_FIELDS = (
+    "scope",
+    "slug",
+    "owner__username",
+    "system__slug",
+    "conversation__external_id",
+)
+TARGET_STORE_FIELDS = tuple(f"target_store__{name}" for name in STORE_NAME_FIELDS)
+# What a queue card reads of an item and the rows joined to it. The rest (the
+# draft's and the version's content, vectors and hashes, the people's
+# password hashes) made up most of the page's query time and row building.
+CARD_FIELDS = (
+    "action",
+    "status",
+    "target_store",
+    "target_path",
+    "proposed_title",
+    "proposed_content",
+    "rationale",
+    "findings",
+    "run_id",
+    "decided_at",
+    "decision_note",
+    "created_at",
+    "source_document__path",
+    "source_document__store",
+    "source_version__metadata",
+    "source_version__recall_hint",
+    "source_version__author_name",
+    "proposed_by__username",
+    "decided_by__username",
+)
 # Tabs whose items are decided: listed newest decision first.
 DECIDED_TABS = (ReviewStatus.APPROVED, ReviewStatus.REJECTED)
 
 
 @dataclass
 class QueueRow:
+    """An item and what its card shows, links included: worked out here once
+    per card, the card template only places them (see review_app.links)."""
+
     item: DreamReviewItem
     current: MemoryDocument | None
     diff: Diff
     injections: int
     hits: int
+    decide_url: str
+    content_url: str
+    current_url: str = ""
+    draft_url: str = ""
+    proposer: str = ""
+    conversation: str = ""
     meta: Provenance | None = None
     draft_ref: str = ""
     related: list[MemoryDocument] = field(default_factory=list)
@@ -39,16 +83,12 @@ class QueueRow:
 
 def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
     """Each item with what its target path holds now, its draft's usage and
-    the documents it relates to."""
+    the documents it relates to: memory similar to a promotion, the
+    documents a merge or supersession covers."""
     if not items:
         return []
-    targets = Q(pk__in=[])
-    for item in items:
-        targets |= Q(store_id=item.target_store_id, path=item.target_path)
-    current = {
-        (d.store_id, d.path): d
-        for d in MemoryDocument.objects.filter(targets).only("id", "store_id", "path", "content")
-    }
+    name_stores(items)
+    current = _current_documents(items)
     usage = {
         row["document_id"]: row
         for row in MemoryUsage.objects.filter(document_id__in=[i.source_document_id for i in items])
@@ -56,12 +96,20 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
         .annotate(injections=Count("id"), hits=Count("id", filter=Q(hit=True)))
     }
     refs = version_refs(item.source_version for item in items)
-    similar = similar_memory([i.pk for i in items if i.action == ReviewAction.PROMOTE])
+    promotions = [item.pk for item in items if item.action == ReviewAction.PROMOTE]
+    related = similar_memory(promotions) | covered_documents(
+        [item.pk for item in items if item.action != ReviewAction.PROMOTE]
+    )
+    for documents in related.values():
+        link_each(documents, "review:document")
+    decide, content = link_to("review:queue-decide"), link_to("review:queue-content")
+    document_url = link_to("review:document")
     rows = []
     for item in items:
         target = current.get((item.target_store_id, item.target_path))
         stats = usage.get(item.source_document_id, {})
         draft = item.source_document
+        conversation = draft.store.conversation if draft else None
         rows.append(
             QueueRow(
                 item=item,
@@ -69,14 +117,53 @@ def queue_rows(items: list[DreamReviewItem]) -> list[QueueRow]:
                 diff=build_diff(target.content if target else None, item.proposed_content),
                 injections=stats.get("injections", 0),
                 hits=stats.get("hits", 0),
+                decide_url=decide(item.pk),
+                content_url=content(item.pk),
+                current_url=document_url(target.pk) if target else "",
+                draft_url=document_url(draft.pk) if draft else "",
+                proposer=item.proposed_by.get_username() if item.proposed_by else "a dream job",
+                conversation=conversation.external_id if conversation else "",
                 meta=_proposed(item, refs),
                 draft_ref=f"{store_ref(draft.store)}/{draft.path}" if draft else "",
-                related=similar.get(item.pk, [])
-                if item.action == ReviewAction.PROMOTE
-                else list(item.related_documents.all()),
+                related=related.get(item.pk, []),
             )
         )
     return rows
+
+
+def name_stores(items: list[DreamReviewItem]) -> None:
+    """Sets each item's target store and its draft's store, with what naming
+    them reads, from one query: a page's items name a handful of stores."""
+    wanted = {item.target_store_id for item in items} | {
+        item.source_document.store_id for item in items if item.source_document
+    }
+    stores = {
+        store.pk: store
+        for store in MemoryStore.objects.filter(pk__in=wanted - {None})
+        .select_related("owner", "system", "conversation")
+        .only(*STORE_NAME_FIELDS)
+    }
+    for item in items:
+        if item.target_store_id is not None:
+            item.target_store = stores[item.target_store_id]
+        if item.source_document is not None:
+            item.source_document.store = stores[item.source_document.store_id]
+
+
+def _current_documents(items: list[DreamReviewItem]) -> dict[tuple, MemoryDocument]:
+    """What each item's target path holds now, by (store id, path).
+
+    One condition per target store, with its paths in one IN list: a page of
+    items aims at a few stores, and compiling one OR-ed (store, path) pair
+    per item cost more than running the query."""
+    paths: dict[object, set[str]] = {}
+    for item in items:
+        paths.setdefault(item.target_store_id, set()).add(item.target_path)
+    targets = Q(pk__in=[])
+    for store_id, store_paths in paths.items():
+        targets |= Q(store_id=store_id, path__in=sorted(store_paths))
+    documents = MemoryDocument.objects.filter(targets).only("id", "store_id", "path", "content")
+    return {(document.store_id, document.path): document for document in documents}
 
 
 def _proposed(item: DreamReviewItem, refs: dict) -> Provenance | None:
@@ -127,6 +214,24 @@ def similar_memory(item_ids: list) -> dict[object, list[MemoryDocument]]:
     return similar
 
 
+def covered_documents(item_ids: list) -> dict[object, list[MemoryDocument]]:
+    """For each merge or supersession, the documents it covers, by path.
+    Asked only when the page holds such items: most pages hold promotions
+    alone."""
+    if not item_ids:
+        return {}
+    links = (
+        DreamReviewItem.related_documents.through.objects.filter(dreamreviewitem_id__in=item_ids)
+        .select_related("memorydocument__store")
+        .only(*(f"memorydocument__{name}" for name in RELATED_FIELDS), "dreamreviewitem")
+        .order_by("dreamreviewitem_id", "memorydocument__path")
+    )
+    covered: dict[object, list[MemoryDocument]] = {}
+    for link in links:
+        covered.setdefault(link.dreamreviewitem_id, []).append(link.memorydocument)
+    return covered
+
+
 def _proposals(*, store: str = "", proposer: str = "", run: str = "", action: str = ""):
     items = review_items(action=action or DECIDED_HERE)
     if store:
@@ -141,24 +246,30 @@ def _proposals(*, store: str = "", proposer: str = "", run: str = "", action: st
 def queue_items(*, status: str = ReviewStatus.PENDING, **filters: str):
     """One tab of the queue narrowed by the filters (target store slug,
     proposer username, run id, action). Open items oldest first, decided
-    ones newest decision first; merges and supersessions come with the
-    documents they cover."""
-    related = MemoryDocument.objects.select_related("store").only(*RELATED_FIELDS)
+    ones newest decision first. Only what a card shows is fetched;
+    queue_rows adds the rest, a query per kind for the whole page."""
     items = (
         _proposals(**filters)
         .filter(status=status)
-        .select_related(
-            "source_document__store__conversation",
-            "source_document__store__owner",
-            "source_document__store__system",
-        )
-        # No card shows the draft's vectors: fetching them made up most of the page's query time.
-        .defer("source_document__embedding", "source_document__search_vector")
-        .prefetch_related(Prefetch("related_documents", queryset=related))
+        # The stores are named apart (see name_stores): six more joins here
+        # took PostgreSQL longer to plan than the page's queries took to run.
+        .select_related(None)
+        .select_related("source_document", "source_version", "proposed_by", "decided_by")
+        .only(*CARD_FIELDS)
     )
     if status in DECIDED_TABS:
         items = items.order_by("-decided_at", "-id")
     return items
+
+
+def queue_item_content():
+    """Queue items (any tab) with what their content page shows."""
+    return (
+        _proposals()
+        .select_related(None)
+        .select_related(*TARGET_STORE_SELECT)
+        .only("proposed_title", "proposed_content", "target_path", *TARGET_STORE_FIELDS)
+    )
 
 
 def queue_tab_counts(**filters: str) -> dict[str, int]:

@@ -25,6 +25,7 @@ urlpatterns = [
     path("queue/count", views_counts.queue_count, name="queue-count"),
     path("queue/bulk", views_queue.decide_bulk, name="queue-bulk"),
     path("queue/<uuid:item_id>/decide", views_queue.decide, name="queue-decide"),
+    path("queue/<uuid:item_id>/content", views_queue.proposal, name="queue-content"),
     path("browser/", views_browser.browser, name="browser"),
     path("browser/<int:store_id>/add", views_browser.browser_add, name="browser-add"),
     path("dreams/", views_dreams.dreams, name="dreams"),

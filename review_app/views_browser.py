@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -12,7 +11,7 @@ from memory_app.policy import can_author_store
 from review_app.browser import (
     browser_documents,
     browser_folders,
-    browser_listing,
+    browser_page,
     browser_search,
     browser_store,
     browser_stores,
@@ -20,8 +19,6 @@ from review_app.browser import (
 )
 from review_app.forms import BrowserFilterForm
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
-
-PAGE_SIZE = 50
 
 
 @require_GET
@@ -58,11 +55,7 @@ def _browser_page(
         ),
         "query": query,
         "hits": browser_search(request.user, documents, query) if query else None,
-        "page": (
-            None
-            if query
-            else Paginator(browser_listing(documents), PAGE_SIZE).get_page(params.get("page"))
-        ),
+        "page": None if query else browser_page(documents, params.get("page")),
         "may_add": current is not None and can_author_store(request.user, current),
         "add_form": add_form or memory_form(with_path=True),
         "active_page": "browser",

@@ -41,6 +41,8 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
     authors = version_authors(versions)
     for version in versions:
         version.written_by, version.approved_by = authors[version.pk]
+        # Worked out here, not by filters in each of up to HISTORY_LIMIT rows.
+        version.changes_query = f"?from={version.version - 1}&to={version.version}"
     head = next((v for v in versions if v.version == document.version), versions[0])
     context = {
         "document": document,
@@ -50,6 +52,7 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
         "diff_view": diff_view(request),
         "chain": version_chain_verify(document),
         "may_roll_back": can_curate(request.user, document),
+        "curate_url": reverse("review:document-curate", args=[document.pk]),
         "may_govern": can_govern(request.user, document),
         "may_redact": can_redact(request.user, document),
         "tombstoned": document.state == DocState.TOMBSTONED,

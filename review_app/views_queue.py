@@ -8,7 +8,7 @@ the server decides only what it receives.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -18,7 +18,13 @@ from memory_app.services.promote import promotion_approve, promotion_defer, prom
 from review_app.display import diff_view
 from review_app.errors import page_errors, require_reviewer
 from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
-from review_app.selectors import DECIDED_TABS, queue_items, queue_rows, queue_tab_counts
+from review_app.selectors import (
+    DECIDED_TABS,
+    queue_item_content,
+    queue_items,
+    queue_rows,
+    queue_tab_counts,
+)
 
 PAGE_SIZE = 25
 UNDO_SECONDS = 5
@@ -35,9 +41,10 @@ def queue(request: HttpRequest) -> HttpResponse:
     filters = form.filters()
     status = filters.pop("status")
     counts = queue_tab_counts(**filters)
-    page = Paginator(queue_items(status=status, **filters), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    paginator = Paginator(queue_items(status=status, **filters), PAGE_SIZE)
+    # The tab counts hold this tab's size: no COUNT query of its own.
+    paginator.count = counts.get(status, 0)
+    page = paginator.get_page(request.GET.get("page"))
     context = {
         "form": form,
         "status": status,
@@ -46,6 +53,8 @@ def queue(request: HttpRequest) -> HttpResponse:
         "tabs": [(tab, counts.get(tab, 0)) for tab in QUEUE_TABS],
         "page": page,
         "rows": queue_rows(list(page.object_list)),
+        # What `{% querystring %}` gives, worked out once for every card's forms.
+        "query": f"?{request.GET.urlencode()}",
         "undo_seconds": UNDO_SECONDS,
         "diff_view": diff_view(request),
         "active_page": "queue",
@@ -53,6 +62,21 @@ def queue(request: HttpRequest) -> HttpResponse:
     if request.htmx.target == "queue-tabs":
         return render(request, "review_app/queue.html#tabs", context)
     template = "review_app/queue.html#rows" if request.htmx else "review_app/queue.html"
+    return render(request, template, context)
+
+
+@require_GET
+@login_required
+def proposal(request: HttpRequest, item_id) -> HttpResponse:
+    """One proposal's content, rendered and as source. A queue card loads it
+    with htmx when its preview is opened, so the queue page carries it for
+    no card that stays closed; without JavaScript it is a page of its own."""
+    require_reviewer(request)
+    item = queue_item_content().filter(pk=item_id).first()
+    if item is None:
+        raise Http404("No such proposal.")
+    context = {"item": item, "active_page": "queue"}
+    template = "review_app/proposal.html#content" if request.htmx else "review_app/proposal.html"
     return render(request, template, context)
 
 

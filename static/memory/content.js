@@ -18,6 +18,8 @@
   function applyTo(scope) {
     const mode = stored();
     if (mode !== "rendered" && mode !== "source") return;
+    // A preview loaded on opening is itself the block htmx announces.
+    if (scope.matches && scope.matches("[data-content]")) show(scope, mode);
     scope.querySelectorAll("[data-content]").forEach(function (root) { show(root, mode); });
   }
   document.addEventListener("click", function (event) {
@@ -28,7 +30,8 @@
     try { localStorage.setItem(KEY, mode); } catch (error) { /* private mode: this page only */ }
     document.querySelectorAll("[data-content]").forEach(function (root) { show(root, mode); });
   });
-  // htmx swaps in new cards (a decision, a layout change): keep them in step.
+  // htmx swaps in new cards and previews (a decision, a layout change, a
+  // preview opened): keep them in step.
   document.addEventListener("htmx:load", function (event) { applyTo(event.target); });
   applyTo(document);
 })();

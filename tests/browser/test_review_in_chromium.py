@@ -1,4 +1,4 @@
-"""The review pages in a real browser: decisions, keyboard, escaping, screenshots."""
+"""The review pages in a real browser: decisions, keyboard, escaping, curation."""
 
 import pytest
 from playwright.sync_api import expect
@@ -76,7 +76,7 @@ def test_bulk_approve(login, live_server, people, undo_seconds):
     assert MemoryDocument.objects.filter(store__slug="workspace_runbooks").count() == 3
 
 
-def test_hostile_content_is_text_and_opens_no_dialog(login, live_server, people, screenshots):
+def test_hostile_content_is_text_and_opens_no_dialog(login, live_server, people):
     propose(people["agent"], 0, content=f"Note {XSS}")
     page = login("rita", PASSWORD)
     dialogs = []
@@ -84,8 +84,6 @@ def test_hostile_content_is_text_and_opens_no_dialog(login, live_server, people,
     page.goto(f"{live_server.url}/queue/")
     page.wait_for_selector("text=<script>alert(2)</script>")
     assert dialogs == []
-    page.screenshot(path=str(screenshots / "queue.png"), full_page=True)
-    assert (screenshots / "queue.png").stat().st_size > 10_000
 
 
 def test_a_non_reviewer_gets_no_review_actions(login, live_server, people):
@@ -96,7 +94,7 @@ def test_a_non_reviewer_gets_no_review_actions(login, live_server, people):
     assert page.locator("[data-approve]").count() == 0
 
 
-def test_rollback_and_pin_on_the_document_page(login, live_server, people, screenshots):
+def test_rollback_and_pin_on_the_document_page(login, live_server, people):
     from memory_app.actors import Actor
     from memory_app.services.conversations import conversation_open
     from memory_app.services.remember import RememberInput, memory_remember
@@ -117,6 +115,5 @@ def test_rollback_and_pin_on_the_document_page(login, live_server, people, scree
     page.wait_for_selector("text=pinned (always injected)")
     page.click("button:has-text('Roll back to v1')")
     page.wait_for_selector(".markdown:has-text('first take')")
-    page.screenshot(path=str(screenshots / "document.png"), full_page=True)
     document = MemoryDocument.objects.get(pk=result.document.pk)
     assert (document.version, document.content, document.always_inject) == (3, "first take", True)

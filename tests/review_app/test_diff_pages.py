@@ -184,9 +184,9 @@ def test_the_source_view_works_without_javascript(client, owner):
 
 def test_the_queue_card_renders_the_proposal_sanitised(client, reviewer):
     agent = UserFactory(username="agent", service_account=True)
-    propose(agent, content=HOSTILE_MARKDOWN)
+    item_id = propose(agent, content=HOSTILE_MARKDOWN)
     client.force_login(reviewer)
-    html = client.get("/queue/").content.decode()
+    html = client.get(f"/queue/{item_id}/content", HTTP_HX_REQUEST="true").content.decode()
     preview = rendered_pane(html)
     assert "<h1>Runbook</h1>" in preview
     assert_inert(preview)

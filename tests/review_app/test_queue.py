@@ -184,6 +184,44 @@ def test_decisions_need_csrf(reviewer, agent):
     assert strict.post(f"/queue/{item_id}/decide", {"action": "approve"}).status_code == 403
 
 
+def test_a_cards_content_preview_loads_when_opened(
+    client, reviewer, agent, django_assert_max_num_queries
+):
+    item_id = propose(agent, content="# Restart\n\nRoll back the configmap.")
+    client.force_login(reviewer)
+    html = client.get("/queue/").content.decode()
+    content_url = f"/queue/{item_id}/content"
+    assert f'hx-get="{content_url}" hx-trigger="toggle once"' in html
+    assert f'<a href="{content_url}">Open the proposed content</a>' in html
+    assert "<h1>Restart</h1>" not in html
+    # Session, user, rights (3), the item and the navigation's team policy.
+    with django_assert_max_num_queries(7):
+        fragment = client.get(content_url, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in fragment
+    assert "<h1>Restart</h1>" in fragment
+    assert "# Restart" in fragment  # the source, one click away
+    page = client.get(content_url).content.decode()
+    assert "<html" in page and "<h1>Restart</h1>" in page
+    assert "workspace_runbooks/fix/0" in page
+
+
+@pytest.mark.parametrize(("who", "status"), [("reviewer", 200), ("owner", 403), ("agent", 403)])
+def test_only_reviewers_read_a_proposals_content(client, reviewer, owner, agent, who, status):
+    item_id = propose(agent)
+    client.force_login({"reviewer": reviewer, "owner": owner, "agent": agent}[who])
+    response = client.get(f"/queue/{item_id}/content")
+    assert response.status_code == status
+    assert ("Roll back the configmap" in response.content.decode()) == (status == 200)
+
+
+def test_a_deletion_request_has_no_content_page_on_the_queue(client, reviewer, owner):
+    _, item_id = request_deletion(owner)
+    client.force_login(reviewer)
+    assert client.get(f"/queue/{item_id}/content").status_code == 404
+    unknown = "/queue/00000000-0000-0000-0000-000000000000/content"
+    assert client.get(unknown).status_code == 404
+
+
 def test_htmx_gets_only_the_rows(client, reviewer, agent):
     propose(agent)
     client.force_login(reviewer)
@@ -204,10 +242,12 @@ def test_the_queue_page_is_bounded_in_queries(
     for n in range(30):
         propose(agent, n)
     client.force_login(reviewer)
-    # The same 14 for any number of items: session, user, rights (3), tab and
-    # badge counts, the page, its related documents, targets, usage, the
-    # drafts' source refs, similar memory, and the navigation's team policy.
-    with django_assert_max_num_queries(14):
+    # The same 13 for any number of promotions: session, user, rights (3), tab
+    # counts (which also size the page), the page, the stores it names,
+    # targets, usage, the drafts' source refs, similar memory, and the
+    # navigation's team policy. Merges and supersessions add one: the
+    # documents they cover.
+    with django_assert_max_num_queries(13):
         response = client.get("/queue/")
     assert response.content.decode().count("data-row data-item=") == 25
 
@@ -218,22 +258,26 @@ def test_the_queue_stays_bounded_with_500_pending(
     many_pending(agent, 500, seed=3)
     client.force_login(reviewer)
     for url in ("/queue/", "/queue/?page=20", "/queue/count"):
-        with django_assert_max_num_queries(14):
+        with django_assert_max_num_queries(13):
             response = client.get(url)
         assert response.status_code == 200
     assert "Page 20 of 20" in client.get("/queue/?page=20").content.decode()
 
 
-def test_items_show_related_memory_by_action(client, reviewer, agent):
+def test_items_show_related_memory_by_action(
+    client, reviewer, agent, django_assert_max_num_queries
+):
     store = WorkspaceStoreFactory(slug="dup_runbooks")
     text = "To restart payments, roll back the configmap and restart the deployment in prod."
     make_document(store, "runbooks/a", text, title="Restart payments", trust="admin_approved")
-    make_document(store, "runbooks/b", text + "\nCheck errors.", title="Restart payments")
+    b = make_document(store, "runbooks/b", text + "\nCheck errors.", title="Restart payments")
     dream_execute(DreamJob.objects.create(kind="compact").pk)
     client.force_login(reviewer)
-    html = client.get("/queue/").content.decode()
+    with django_assert_max_num_queries(14):
+        html = client.get("/queue/").content.decode()
     assert "Merges these; approving supersedes all but <code>runbooks/a</code>" in html
-    assert "dup_runbooks/runbooks/b" in html
+    link = f'<a href="/documents/{b.pk}/">Restart payments</a> <code>dup_runbooks/runbooks/b</code>'
+    assert link in html
 
 
 # Tabs and filters -----------------------------------------------------------
@@ -325,7 +369,7 @@ def test_every_tab_is_bounded_in_queries(
         status=status, decided_by=reviewer, decided_at=timezone.now(), decision_note="n"
     )
     client.force_login(reviewer)
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(13):
         response = client.get(f"/queue/?status={status}&proposer=agent")
     assert rows_in(response.content.decode()) == 25
 
