@@ -20,7 +20,7 @@ import json
 import math
 import re
 from functools import cache
-from itertools import pairwise, repeat
+from itertools import islice, pairwise, repeat
 from pathlib import Path
 
 from memory_app.safety.types import Span
@@ -95,6 +95,8 @@ def classifier_spans(text: str, words: list[str] | None = None) -> list[Span]:
     best, best_start = _best_window(words, weights, bias)
     if best < threshold:
         return []
-    tokens = tokenize(text)  # positions, only for the rare text that is flagged
-    last = min(best_start + WINDOW_WORDS, len(tokens)) - 1
+    # Positions, only for the rare text that is flagged, and only up to the
+    # window's last word.
+    last = min(best_start + WINDOW_WORDS, len(words)) - 1
+    tokens = list(islice(_WORD.finditer(text.lower()), last + 1))
     return [Span("prompt_injection.classifier", tokens[best_start].start(), tokens[last].end())]
