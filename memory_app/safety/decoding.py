@@ -45,8 +45,8 @@ def _readable(data: bytes) -> str | None:
 
 
 def _from_base64(run: str) -> bytes | None:
-    if not (any(c.isupper() for c in run) and any(c.islower() for c in run)):
-        return None  # identifiers and words are not base64 payloads
+    if run.lower() == run or run.upper() == run:
+        return None  # identifiers and words (one case only) are not base64 payloads
     padded = run + "=" * (-len(run) % 4)
     try:
         return base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
