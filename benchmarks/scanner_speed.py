@@ -65,7 +65,7 @@ MIX_KINDS = {
         "go_code_long",
         "yaml_config_long",
     },
-    "injection": {"benign_engineering_note", "benign_question", "benign_system_prompt"},
+    "injection": {"benign_engineering_note", "benign_question"},
 }
 LOG_SNIPPETS = {"log_snippet_short:syslog_auth", "log_snippet_short:jvm_gc"}
 
