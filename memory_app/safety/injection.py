@@ -112,13 +112,23 @@ _ORDER_STEMS = ("instruction", "prompt", "rules", "direction", "directive", "gui
 _ORDER_STEMS += ("guidance", "messages", "commands", "constraints", "orders", "context", "program")
 _VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignored", "apply")
 _VOID_STEMS += ("disregarded", "forgotten")
+_EARLIER_STEMS = ("previous", "prior", "above", "earlier", "preced", "forego", "original")
+_EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
 # What a rule cannot match without: alternatives, each a list of groups of
 # which every one must have a word in the lowered text. Every match of a
 # rule holds one of its alternatives, so a text that holds none is skipped
 # without running the pattern; on ordinary text that skips most rules,
 # which is most of the time a long write spends here.
 _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
-    "ignore_instructions": ((_DISMISS_STEMS,), (_ORDER_STEMS, _VOID_STEMS)),
+    "ignore_instructions": (
+        (_DISMISS_STEMS, _EARLIER_STEMS, _ORDER_STEMS),
+        (
+            _DISMISS_STEMS,
+            ("everything", "all", "what"),
+            ("above", "before", "earlier", "previous", "said", "told"),
+        ),
+        (_ORDER_STEMS, _VOID_STEMS),
+    ),
     "disregard_safety": (
         (
             ("disregard", "ignor", "bypass", "disable", "turn", "circumvent", "remove", "without"),
@@ -176,7 +186,13 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
     ),
     "agent_directed": (
         (
-            ("reading", "processing", "summari", "read", "see", "process", "retriev", "load"),
+            ("reading", "processing", "summari"),
+            ("ai", "assistant", "agent", "model", "llm", "chatbot", "gpt"),
+            ("this",),
+        ),
+        (
+            ("read", "see", "process", "summari", "retriev", "load"),
+            ("when", "if", "once"),
             ("this",),
         ),
         (
@@ -231,6 +247,10 @@ class _Held:
             self._lines[stem] = {bisect_right(self.line_starts, at) - 1 for at in found}
         return self._lines[stem]
 
+    def has(self, group: tuple[str, ...]) -> bool:
+        """Whether a stem of `group` is anywhere in the text, at a word start or not."""
+        return any(stem in self.scanned.hits for stem in group)
+
     def group_lines(self, group: tuple[str, ...]) -> set[int]:
         if group not in self._groups:
             self._groups[group] = set().union(*(self.lines(stem) for stem in group))
@@ -253,6 +273,8 @@ def _regions(rule: str, held: _Held) -> list[tuple[int, int]]:
     """
     lines: set[int] = set()
     for anchors, *others in _NEEDS[rule]:
+        if not all(held.has(group) for group in (anchors, *others)):
+            continue  # before placing any word on its line
         near = [held.group_lines(group) for group in others]
         if not all(near):
             continue
