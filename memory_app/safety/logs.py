@@ -50,8 +50,13 @@ _LEVEL = re.compile(
 _LEVEL_INDENTED = re.compile(r"^[^\S\n]+[IWEFDV]\d{4}[^\S\n]", re.M)  # indented klog
 _PROCESS = re.compile(
     r"(?<=[\w.-])\[\d+\]:"  # sshd[14712]:
-    r"|\b(?:pid|tid|thread|thread_id|process)[=:][^\S\n]*\d+"
     r"|\[(?:main|[\w-]*thread[\w-]*|pool-\d+-thread-\d+|[\w-]+-\d+)\]",
+    re.I | re.M,
+)
+# pid=123, thread: 7. Matched from its separator, which is much rarer than
+# the first letters of the field names.
+_PROCESS_FIELD = re.compile(
+    r"(?:(?<=\bpid)|(?<=\btid)|(?<=\bthread)|(?<=\bthread_id)|(?<=\bprocess))[=:][^\S\n]*\d+",
     re.I | re.M,
 )
 _HTTP = re.compile(r"\"(?:GET|POST|PUT|DELETE|HEAD|PATCH|OPTIONS) \S+ HTTP/\d(?:\.\d)?\" \d{3}\b")
@@ -109,7 +114,7 @@ class _LinePattern:
 
 _STAMPS = (_LinePattern(_TIMESTAMP, r"\dJFMASOND"), _LinePattern(_HTTP, '"'))
 _LEVELS = (_LinePattern(_LEVEL, r"TDINWECAFSV\d\t"), _LinePattern(_LEVEL_INDENTED, None))
-_PROCESSES = (_LinePattern(_PROCESS, r"pPtT\["),)
+_PROCESSES = (_LinePattern(_PROCESS, r"\["), _LinePattern(_PROCESS_FIELD, "=:"))
 _FRAMES = (_LinePattern(_STACK_FRAME, None),)
 _MEASUREMENTS = (_LinePattern(_MEASUREMENT, r"\[\]{}=:|\d"),)
 _PLAIN_TEXT = (_LinePattern(_NOT_LOG_TEXT, None),)
