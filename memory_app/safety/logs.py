@@ -18,9 +18,11 @@ is fine.
 """
 
 import json
+import operator
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
+from itertools import accumulate, compress, count, repeat
 
 from memory_app.safety.types import Detector, Span
 
@@ -136,9 +138,8 @@ class _Lines:
 
     def __init__(self, text: str, lines: list[str]) -> None:
         self.text, self.lines = text, lines
-        self.starts = [0]
-        for line in lines[:-1]:
-            self.starts.append(self.starts[-1] + len(line) + 1)
+        # Line i starts after the lengths of the lines before it and i breaks.
+        self.starts = [0, *map(operator.add, accumulate(map(len, lines[:-1])), count(1))]
         self.stamped = self._fit(_STAMPS)
         self.levelled = self._fit(_LEVELS)
         self.processed = self._fit(_PROCESSES)
@@ -148,17 +149,18 @@ class _Lines:
 
         A run of log lines never crosses a blank line and must hold an
         event, so only these blocks can hold log lines; their length is an
-        upper bound on the log lines.
+        upper bound on the log lines. (Lines are looked at in bulk: a long
+        note has hundreds.)
         """
-        candidates = self.stamped | self.levelled | self.processed
-        blocks, first, has_candidate = [], 0, False
-        for index, line in enumerate(self.lines):
-            if line.strip():
-                has_candidate = has_candidate or index in candidates or line.lstrip()[:1] == "{"
-                continue
-            if has_candidate:
-                blocks.append(range(first, index))
-            first, has_candidate = index + 1, False
+        stripped = list(map(str.lstrip, self.lines))
+        json_like = compress(count(), map(str.startswith, stripped, repeat("{")))
+        candidates = sorted(self.stamped | self.levelled | self.processed | set(json_like))
+        blocks, first = [], 0
+        for blank in compress(count(), map(operator.not_, map(str.rstrip, stripped))):
+            at = bisect_left(candidates, first)
+            if first < blank and at < len(candidates) and candidates[at] < blank:
+                blocks.append(range(first, blank))
+            first = blank + 1
         return blocks
 
     def measure(self, blocks: list[range]) -> None:
@@ -212,7 +214,7 @@ def _template(line: str) -> str:
 
 def _log_dump_spans(text: str) -> list[Span]:
     lines = text.split("\n")
-    if sum(1 for line in lines if line.strip()) <= MAX_LOG_LINES:
+    if sum(map(bool, map(str.strip, lines))) <= MAX_LOG_LINES:
         return []
     lines.append("")
     found = _Lines(text + "\n", lines)

@@ -16,15 +16,16 @@ A scan is kept for the last few texts, so the detectors of one field
 share it.
 """
 
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import accumulate, count
 
 from ahocorasick_rs import AhoCorasick
 
-_LINE_END = re.compile("\n")
 # Every character of a base64, base64url or hex run, and of a token.
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
 
@@ -68,7 +69,9 @@ class Scanned:
     @cached_property
     def line_starts(self) -> list[int]:
         """Where each line of `lowered` starts."""
-        return [0, *(match.end() for match in _LINE_END.finditer(self.lowered))]
+        lines = self.lowered.split("\n")
+        # Line i starts after the lengths of the lines before it and i breaks.
+        return [0, *map(operator.add, accumulate(map(len, lines[:-1])), count(1))]
 
     @cached_property
     def token_runs(self) -> list[tuple[int, int]]:
