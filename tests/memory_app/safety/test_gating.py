@@ -76,6 +76,15 @@ def test_a_long_text_scores_as_its_windows_do_one_by_one():
         assert (score, start) == (pytest.approx(expected_score, abs=1e-9), expected_start)
 
 
+def test_a_flagged_window_is_placed_on_the_words_it_scored():
+    text = " ".join(CORPUS)[:20_000]
+    tokens = injection_model.tokenize(text)
+    for first in (0, 64, 640, 1000, len(tokens) - 128):
+        last = first + injection_model.WINDOW_WORDS - 1
+        span = injection_model._word_span(text.lower(), first, last)
+        assert span == (tokens[first].start(), tokens[last].end())
+
+
 def test_the_prefilter_reports_every_occurrence_of_a_word_in_lower_case():
     prefilter.register(["passw", "password"])
     scanned = prefilter.scan("PASSWORD=x; password2")
