@@ -15,11 +15,15 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from memory_app.safety import prefilter
+
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-# The look-aheads name what a run must start with, so the regex engine
-# skips every other position at once.
+# The look-ahead names what a run must start with, so a failing position
+# fails at once.
 _HEX = re.compile(r"(?=[0-9A-Fa-f]{16})(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
-_PERCENT = re.compile(r"(?=%)(?:%[0-9A-Fa-f]{2}[^\s%]*)+")
+# Opens with its literal "%", which the regex engine skips to in one fast
+# loop (a pattern opening with a group or look-ahead is tried everywhere).
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*)*")
 _READABLE = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]")
 MIN_DECODED_CHARS = 8
 
@@ -43,8 +47,8 @@ def _readable(data: bytes) -> str | None:
 
 
 def _from_base64(run: str) -> bytes | None:
-    if not (any(c.isupper() for c in run) and any(c.islower() for c in run)):
-        return None  # identifiers and words are not base64 payloads
+    if run.lower() == run or run.upper() == run:
+        return None  # identifiers and words (one case only) are not base64 payloads
     padded = run + "=" * (-len(run) % 4)
     try:
         return base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
@@ -53,14 +57,22 @@ def _from_base64(run: str) -> bytes | None:
 
 
 def decoded_runs(text: str) -> list[Decoded]:
+    """The encoded runs of `text` that decode to readable text.
+
+    A base64 or hex run lies inside a run of token characters, which the
+    prefilter has found already; the patterns run only there.
+    """
     runs: list[Decoded] = []
-    for match in _BASE64.finditer(text):
+    token_runs = prefilter.scan(text).token_runs
+    for match in (m for span in token_runs for m in _BASE64.finditer(text, *span)):
         data = _from_base64(match.group())
         if data and (decoded := _readable(data)):
             runs.append(Decoded(match.start(), match.end(), decoded))
-    for match in _HEX.finditer(text):
+    for match in (m for span in token_runs for m in _HEX.finditer(text, *span)):
         if decoded := _readable(bytes.fromhex(match.group())):
             runs.append(Decoded(match.start(), match.end(), decoded))
+    if "%" not in text:
+        return runs
     for match in _PERCENT.finditer(text):
         # The run is the whole word around the escapes: in
         # "ignore%20the%20rules" the first word has no escape before it.

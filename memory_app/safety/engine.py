@@ -8,6 +8,7 @@ run time. Its findings pass our placeholder filter, and a few of its rule
 names are mapped to the names this API has always reported.
 """
 
+import re
 from functools import cache, lru_cache
 
 from memory_app.safety.entropy import is_digest
@@ -32,6 +33,9 @@ _ALIASES = {
 }
 
 
+_LINE_END = re.compile("\n")
+
+
 @cache
 def _scan():
     import betterleaks
@@ -40,9 +44,7 @@ def _scan():
 
 
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(i + 1 for i, char in enumerate(text) if char == "\n")
-    return starts
+    return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def _not_a_value(value: str) -> bool:

@@ -21,6 +21,7 @@ import math
 import re
 from collections import Counter
 
+from memory_app.safety import prefilter
 from memory_app.safety.placeholders import looks_like_path
 from memory_app.safety.types import Detector, Span
 
@@ -76,14 +77,28 @@ def _looks_random(token: str) -> bool:
     )
 
 
-def _high_entropy_spans(text: str) -> list[Span]:
+def _candidates(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text with data URIs blanked, and its candidate runs.
+
+    Without a data URI the candidates are the prefilter's token runs that
+    are long enough (the same characters), so the text is not searched again.
+    """
     masked = _DATA_URI.sub(lambda m: " " * len(m.group()), text)
+    if masked == text:
+        runs = prefilter.scan(text).token_runs
+        return text, [(start, end) for start, end in runs if end - start >= MIN_LENGTH]
+    return masked, [match.span() for match in _CANDIDATE.finditer(masked)]
+
+
+def _high_entropy_spans(text: str) -> list[Span]:
+    masked, candidates = _candidates(text)
     spans = []
-    for match in _CANDIDATE.finditer(masked):
-        if is_digest(masked, match.start(), match.group()) or looks_like_path(match.group()):
+    for start, end in candidates:
+        token = masked[start:end]
+        if is_digest(masked, start, token) or looks_like_path(token):
             continue
-        if _looks_random(match.group().strip("=")):
-            spans.append(Span("high_entropy_string", match.start(), match.end()))
+        if _looks_random(token.strip("=")):
+            spans.append(Span("high_entropy_string", start, end))
     return spans
 
 

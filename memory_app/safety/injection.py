@@ -13,7 +13,9 @@ classifier (injection_model.py) catches by its wording as a whole.
 """
 
 import re
+from bisect import bisect_right
 
+from memory_app.safety import prefilter
 from memory_app.safety.injection_model import classifier_spans, words_of
 from memory_app.safety.types import Detector, Span
 
@@ -110,13 +112,23 @@ _ORDER_STEMS = ("instruction", "prompt", "rules", "direction", "directive", "gui
 _ORDER_STEMS += ("guidance", "messages", "commands", "constraints", "orders", "context", "program")
 _VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignored", "apply")
 _VOID_STEMS += ("disregarded", "forgotten")
+_EARLIER_STEMS = ("previous", "prior", "above", "earlier", "preced", "forego", "original")
+_EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
 # What a rule cannot match without: alternatives, each a list of groups of
 # which every one must have a word in the lowered text. Every match of a
 # rule holds one of its alternatives, so a text that holds none is skipped
 # without running the pattern; on ordinary text that skips most rules,
 # which is most of the time a long write spends here.
 _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
-    "ignore_instructions": ((_DISMISS_STEMS,), (_ORDER_STEMS, _VOID_STEMS)),
+    "ignore_instructions": (
+        (_DISMISS_STEMS, _EARLIER_STEMS, _ORDER_STEMS),
+        (
+            _DISMISS_STEMS,
+            ("everything", "all", "what"),
+            ("above", "before", "earlier", "previous", "said", "told"),
+        ),
+        (_ORDER_STEMS, _VOID_STEMS),
+    ),
     "disregard_safety": (
         (
             ("disregard", "ignor", "bypass", "disable", "turn", "circumvent", "remove", "without"),
@@ -174,7 +186,13 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
     ),
     "agent_directed": (
         (
-            ("reading", "processing", "summari", "read", "see", "process", "retriev", "load"),
+            ("reading", "processing", "summari"),
+            ("ai", "assistant", "agent", "model", "llm", "chatbot", "gpt"),
+            ("this",),
+        ),
+        (
+            ("read", "see", "process", "summari", "retriev", "load"),
+            ("when", "if", "once"),
             ("this",),
         ),
         (
@@ -202,64 +220,77 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
 }
 
 
-_LONGEST_STEM = max(
-    len(stem) for alts in _NEEDS.values() for alt in alts for g in alt for stem in g
-)
+prefilter.register(stem for alts in _NEEDS.values() for alt in alts for g in alt for stem in g)
 
 
-class _Stems:
-    """Which stems a text holds, answered from its words' prefixes.
+class _Held:
+    """On which lines of a text each stem starts a word.
 
     A stem of letters is only ever needed at the start of a word (the
-    rules open each word with a boundary or a separator), so the set of
-    word prefixes answers it; a set lookup is much cheaper than searching
-    the whole text for each of some hundred stems. Words split at
-    underscores, as the rules' separators do. Stems with other characters
-    ("<", "inst]") are searched for in the text.
+    rules open each word with a boundary or a separator; words split at
+    underscores, as the rules' separators do), so its other occurrences
+    ("skip" in "buttonskip") are dropped. Stems with other characters
+    ("<", "inst]") count wherever they are.
     """
 
-    def __init__(self, lowered: str, words: list[str]) -> None:
-        self.lowered = lowered
-        self.prefixes: set[str] = set()
-        for word in set(words):
-            for part in word.split("_"):
-                self.prefixes.update(part[:k] for k in range(1, min(len(part), _LONGEST_STEM) + 1))
+    def __init__(self, scanned: prefilter.Scanned) -> None:
+        self.scanned = scanned
+        self.line_starts = scanned.line_starts
+        self._lines: dict[str, set[int]] = {}
+        self._groups: dict[tuple[str, ...], set[int]] = {}
 
-    def __contains__(self, stem: str) -> bool:
-        return stem in self.prefixes if stem.isalnum() else stem in self.lowered
+    def lines(self, stem: str) -> set[int]:
+        if stem not in self._lines:
+            lowered, found = self.scanned.lowered, self.scanned.hits.get(stem, ())
+            if stem.isalnum():
+                found = [at for at in found if not at or not lowered[at - 1].isalnum()]
+            self._lines[stem] = {bisect_right(self.line_starts, at) - 1 for at in found}
+        return self._lines[stem]
+
+    def has(self, group: tuple[str, ...]) -> bool:
+        """Whether a stem of `group` is anywhere in the text, at a word start or not."""
+        return any(stem in self.scanned.hits for stem in group)
+
+    def group_lines(self, group: tuple[str, ...]) -> set[int]:
+        if group not in self._groups:
+            self._groups[group] = set().union(*(self.lines(stem) for stem in group))
+        return self._groups[group]
 
 
-def _may_match(rule: str, held: _Stems) -> bool:
-    return any(
-        all(any(stem in held for stem in group) for group in alternative)
-        for alternative in _NEEDS[rule]
-    )
+def _may_match(rule: str, held: _Held) -> bool:
+    return any(all(held.group_lines(group) for group in alt) for alt in _NEEDS[rule])
 
 
-def _regions(rule: str, lowered: str) -> list[tuple[int, int]]:
-    """The lines around each word a match of `rule` must hold, merged.
+def _regions(rule: str, held: _Held) -> list[tuple[int, int]]:
+    """The lines around each place where a match of `rule` could be, merged.
 
-    Every match holds a word of the first group of one alternative; the
-    line before and after cover a phrase wrapped over lines.
+    Every match holds a word of each group of one alternative, the first
+    group's word within a line of the rest (the line before and after
+    cover a phrase wrapped over lines). So only the lines around a word of
+    the first group that have a word of every other group within a line
+    are searched: in a long note "ignore" and "instructions" are both
+    likely somewhere, rarely within a line of each other.
     """
-    anchors = {stem for alternative in _NEEDS[rule] for stem in alternative[0]}
+    lines: set[int] = set()
+    for anchors, *others in _NEEDS[rule]:
+        if not all(held.has(group) for group in (anchors, *others)):
+            continue  # before placing any word on its line
+        near = [held.group_lines(group) for group in others]
+        if not all(near):
+            continue
+        for line in held.group_lines(anchors):
+            if all(line in found or line - 1 in found or line + 1 in found for found in near):
+                lines.add(line)
+    starts, end_of_text = held.line_starts, len(held.scanned.lowered)
     regions: list[tuple[int, int]] = []
-    for stem in anchors:
-        at = lowered.find(stem)
-        while at != -1:
-            start = lowered.rfind("\n", 0, max(lowered.rfind("\n", 0, at), 0)) + 1
-            end = lowered.find("\n", lowered.find("\n", at) + 1)
-            if lowered.find("\n", at) == -1 or end == -1:
-                end = len(lowered)
-            regions.append((start, end))
-            at = lowered.find(stem, at + len(stem))
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(regions):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+    for line in sorted(lines):
+        start = starts[max(line - 1, 0)]
+        end = starts[line + 2] - 1 if line + 2 < len(starts) else end_of_text
+        if regions and start <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], end)
         else:
-            merged.append((start, end))
-    return merged
+            regions.append((start, end))
+    return regions
 
 
 # Policy text forbids these acts ("never skip approval", "do not ignore
@@ -282,24 +313,34 @@ def _injection_spans(text: str) -> list[Span]:
     instructions") is policy, so the classifier is not asked about it:
     its vocabulary is the attack's.
     """
+    scanned = prefilter.scan(text)
+    # Positions in `lowered` are the text's unless lower-casing changed its length.
+    spans, negated = _rule_spans(text, scanned, gated=scanned.exact)
+    if spans or negated:
+        return spans
+    return classifier_spans(text, words_of(scanned.lowered))
+
+
+def _rule_spans(text: str, scanned: prefilter.Scanned, *, gated: bool) -> tuple[list[Span], bool]:
+    """The rules' hits, and whether a negated phrase was passed over.
+
+    Gated, each rule runs on its `_regions`; otherwise on the whole text
+    of any text that holds what it needs.
+    """
     spans, negated = [], False
-    lowered = text.lower()
-    exact = len(lowered) == len(text)  # else positions in `lowered` are not the text's
-    words = words_of(lowered)
-    held = _Stems(lowered, words)
+    held = _Held(scanned)
     for name, pattern in _COMPILED.items():
-        if not _may_match(name, held):
-            continue
-        regions = _regions(name, lowered) if exact else [(0, len(text))]
+        if gated:
+            regions = _regions(name, held)
+        else:
+            regions = [(0, len(text))] if _may_match(name, held) else []
         matches = (m for start, end in regions for m in pattern.finditer(text, start, end))
         for match in matches:
             if name in _NEGATABLE and _negated(text, match.start()):
                 negated = True
             else:
                 spans.append(Span(f"prompt_injection.{name}", match.start(), match.end()))
-    if spans or negated:
-        return spans
-    return classifier_spans(text, words)
+    return spans, negated
 
 
 DETECTORS = [Detector("injection", _injection_spans, tolerated_in_conversations=True)]

@@ -18,9 +18,11 @@ is fine.
 """
 
 import json
+import operator
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
+from itertools import accumulate, compress, count, repeat
 
 from memory_app.safety.types import Detector, Span
 
@@ -29,32 +31,34 @@ MAX_LOG_LINES = 30
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 # The line patterns never cross a line end ([^\S\n] for a space, ^ per
 # line), so one pass over the whole text finds the lines each one fits:
-# much cheaper than a call per line.
-# Each pattern opens with a look-ahead of its possible first characters:
-# the regex engine then skips other positions at once (several times faster).
+# much cheaper than a call per line. Each is searched for by the characters
+# its matches open with (`_LinePattern`).
 _TIMESTAMP = re.compile(
-    r"(?=[\dJFMASOND])(?:"
     r"(?<![\d.])\d{1,2}:\d{2}:\d{2}(?:[.,:]\d+)?(?!\d)"  # time of day, anywhere
     r"|\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[T ]\d{1,2}:\d{2})?"  # ISO and slashed dates
     rf"|\b\d{{1,2}}[-/ ]{_MONTH}[-/ ]\d{{2,4}}\b|\b{_MONTH} +\d{{1,2}}\b"  # 20/May/2015, Mar 30
-    r"|^\d{6}[ -]\d{6}\b)",  # HDFS, HealthApp compact stamps
+    r"|^\d{6}[ -]\d{6}\b",  # HDFS, HealthApp compact stamps
     re.M,
 )
 _LEVEL = re.compile(
-    r"(?=[TDINWECAFSV\d\t])(?:"
     r"\b(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|ALERT|EMERG|FATAL"
     r"|SEVERE|FINE|FINER|FINEST|VERBOSE)\b"
     r"|^[IWEFDV]\d{4}[^\S\n]"  # klog / glog
     r"|(?<=[^\S\n])\d+[^\S\n]+\d+[^\S\n][VDIWEF][^\S\n]"  # logcat: pid tid level
     r"|\b[VDIWEF]/[\w.$-]+\([^\S\n]*\d+\):"  # logcat brief: I/Tag( 123):
-    r"|(?:^|\t)(?:Information|Warning|Error|Critical|Verbose)\t)"  # Windows event export
-    r"|^[^\S\n]+[IWEFDV]\d{4}[^\S\n]",  # indented klog
+    r"|(?:^|\t)(?:Information|Warning|Error|Critical|Verbose)\t",  # Windows event export
     re.M,
 )
+_LEVEL_INDENTED = re.compile(r"^[^\S\n]+[IWEFDV]\d{4}[^\S\n]", re.M)  # indented klog
 _PROCESS = re.compile(
-    r"(?=[pt\[])(?:(?<=[\w.-])\[\d+\]:"  # sshd[14712]:
-    r"|\b(?:pid|tid|thread|thread_id|process)[=:][^\S\n]*\d+"
-    r"|\[(?:main|[\w-]*thread[\w-]*|pool-\d+-thread-\d+|[\w-]+-\d+)\])",
+    r"(?<=[\w.-])\[\d+\]:"  # sshd[14712]:
+    r"|\[(?:main|[\w-]*thread[\w-]*|pool-\d+-thread-\d+|[\w-]+-\d+)\]",
+    re.I | re.M,
+)
+# pid=123, thread: 7. Matched from its separator, which is much rarer than
+# the first letters of the field names.
+_PROCESS_FIELD = re.compile(
+    r"(?:(?<=\bpid)|(?<=\btid)|(?<=\bthread)|(?<=\bthread_id)|(?<=\bprocess))[=:][^\S\n]*\d+",
     re.I | re.M,
 )
 _HTTP = re.compile(r"\"(?:GET|POST|PUT|DELETE|HEAD|PATCH|OPTIONS) \S+ HTTP/\d(?:\.\d)?\" \d{3}\b")
@@ -75,6 +79,49 @@ _MEASUREMENT = re.compile(r"[\[\]{}=:|][^\S\n]*[\d.]+|\d[^\S\n]*[\[\]{}=:|]")
 _NOT_LOG_TEXT = re.compile(r"^[^\S\n]*(?:\||[-*+] |#|>|```|\d+\. )", re.M)
 
 
+class _LinePattern:
+    """A line pattern, searched for by the characters its matches open with.
+
+    The regex engine skips to the next character of the set a pattern
+    opens with in one fast loop, and tries the pattern only there; a
+    pattern that opens with a look-around, `\b` or an alternation is tried
+    at every position instead. So the search is for one character of
+    `first` at which the pattern matches (a look-behind steps back over it
+    and a look-ahead holds the pattern); all `_Lines` needs is the line.
+    A pattern whose every match starts a line (`first=None`) is looked
+    for after each line break, and at the start of the text.
+    """
+
+    def __init__(self, pattern: re.Pattern[str], first: str | None) -> None:
+        self.pattern = pattern
+        inner = f"(?i:{pattern.pattern})" if pattern.flags & re.I else pattern.pattern
+        flags = pattern.flags & ~re.I
+        if first is None:
+            self.finder = re.compile(rf"\n(?={inner})", flags)
+        else:
+            self.finder = re.compile(rf"[{first}](?<=(?={inner}).)", flags)
+        # A line break found stands for the line after it.
+        self.shift = int(first is None)
+
+    def lines(self, text: str, starts: list[int], start: int, end: int) -> set[int]:
+        """The lines of text[start:end] (whole lines) that the pattern fits."""
+        found = {
+            bisect_right(starts, match.start()) - 1 + self.shift
+            for match in self.finder.finditer(text, max(start - self.shift, 0), end)
+        }
+        if self.shift and start == 0 and self.pattern.match(text):
+            found.add(0)
+        return found
+
+
+_STAMPS = (_LinePattern(_TIMESTAMP, r"\dJFMASOND"), _LinePattern(_HTTP, '"'))
+_LEVELS = (_LinePattern(_LEVEL, r"TDINWECAFSV\d\t"), _LinePattern(_LEVEL_INDENTED, None))
+_PROCESSES = (_LinePattern(_PROCESS, r"\["), _LinePattern(_PROCESS_FIELD, "=:"))
+_FRAMES = (_LinePattern(_STACK_FRAME, None),)
+_MEASUREMENTS = (_LinePattern(_MEASUREMENT, r"\[\]{}=:|\d"),)
+_PLAIN_TEXT = (_LinePattern(_NOT_LOG_TEXT, None),)
+
+
 def _is_json_log(line: str) -> bool:
     stripped = line.strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
@@ -91,44 +138,54 @@ class _Lines:
 
     def __init__(self, text: str, lines: list[str]) -> None:
         self.text, self.lines = text, lines
-        self.starts = [0]
-        for line in lines[:-1]:
-            self.starts.append(self.starts[-1] + len(line) + 1)
-        self.stamped = self._fit(_TIMESTAMP) | self._fit(_HTTP)
-        self.levelled = self._fit(_LEVEL)
-        self.processed = self._fit(_PROCESS)
+        # Line i starts after the lengths of the lines before it and i breaks.
+        self.starts = [0, *map(operator.add, accumulate(map(len, lines[:-1])), count(1))]
+        self.stamped = self._fit(_STAMPS)
+        self.levelled = self._fit(_LEVELS)
+        self.processed = self._fit(_PROCESSES)
 
-    def most_log_lines(self) -> int:
-        """An upper bound on the log lines, from the event patterns alone.
+    def candidate_blocks(self) -> list[range]:
+        """The blocks between blank lines that hold a line an event pattern fits.
 
         A run of log lines never crosses a blank line and must hold an
-        event, so only the blocks between blank lines that hold a line an
-        event pattern fits can count, each at most all its lines.
+        event, so only these blocks can hold log lines; their length is an
+        upper bound on the log lines. (Lines are looked at in bulk: a long
+        note has hundreds.)
         """
-        candidates = self.stamped | self.levelled | self.processed
-        total, block, has_candidate = 0, 0, False
-        for index, line in enumerate(self.lines):
-            if line.strip():
-                block += 1
-                has_candidate = has_candidate or index in candidates or line.lstrip()[:1] == "{"
-                continue
-            total += block if has_candidate else 0
-            block, has_candidate = 0, False
-        return total
+        stripped = list(map(str.lstrip, self.lines))
+        json_like = compress(count(), map(str.startswith, stripped, repeat("{")))
+        candidates = sorted(self.stamped | self.levelled | self.processed | set(json_like))
+        blocks, first = [], 0
+        for blank in compress(count(), map(operator.not_, map(str.rstrip, stripped))):
+            at = bisect_left(candidates, first)
+            if first < blank and at < len(candidates) and candidates[at] < blank:
+                blocks.append(range(first, blank))
+            first = blank + 1
+        return blocks
 
-    def measure(self) -> None:
-        """The patterns only continuation lines need, run once a dump is possible."""
-        self.framed = self._fit(_STACK_FRAME)
-        self.measured = self._fit(_MEASUREMENT)
-        self.plain = self._fit(_NOT_LOG_TEXT)
+    def measure(self, blocks: list[range]) -> None:
+        """The patterns only continuation lines need, run once a dump is possible.
+
+        Stack frames and plain-text markers matter only in the candidate
+        blocks; measurements are found everywhere, because a measurement
+        line continues a log only if its template recurs in the text.
+        """
+        self.framed: set[int] = set()
+        self.plain: set[int] = set()
+        for block in blocks:
+            self.framed |= self._fit(_FRAMES, block)
+            self.plain |= self._fit(_PLAIN_TEXT, block)
+        self.measured = self._fit(_MEASUREMENTS)
         # Only a measurement line can continue an event, so only those
         # lines' templates are counted.
         self.templates = Counter(_template(self.lines[i]) for i in self.measured)
 
-    def _fit(self, pattern: re.Pattern[str]) -> set[int]:
-        return {
-            bisect_right(self.starts, match.start()) - 1 for match in pattern.finditer(self.text)
-        }
+    def _fit(self, patterns: tuple[_LinePattern, ...], block: range | None = None) -> set[int]:
+        if block is None:
+            start, end = 0, len(self.text)
+        else:
+            start, end = self.starts[block.start], self.starts[block.stop]
+        return set().union(*(p.lines(self.text, self.starts, start, end) for p in patterns))
 
     def is_event(self, index: int) -> bool:
         """A line of its own: a time, an HTTP request, a JSON record, level and process."""
@@ -157,30 +214,33 @@ def _template(line: str) -> str:
 
 def _log_dump_spans(text: str) -> list[Span]:
     lines = text.split("\n")
-    if sum(1 for line in lines if line.strip()) <= MAX_LOG_LINES:
+    if sum(map(bool, map(str.strip, lines))) <= MAX_LOG_LINES:
         return []
     lines.append("")
     found = _Lines(text + "\n", lines)
-    if found.most_log_lines() <= MAX_LOG_LINES:
+    blocks = found.candidate_blocks()
+    if sum(len(block) for block in blocks) <= MAX_LOG_LINES:
         return []
-    found.measure()
+    found.measure(blocks)
     log_lines = 0
     # A run of log lines survives two odd lines (a message that wrapped, a
-    # one-off detail line); a blank line or a third odd line ends it.
-    run, run_has_event, odd = 0, False, 0
-    for index, line in enumerate(lines):
-        blank = not line.strip()
-        event = not blank and found.is_event(index)
-        if event or (not blank and found.continues(index)):
-            run += 1 + odd
-            run_has_event, odd = run_has_event or event, 0
-            continue
-        if not blank and run and odd < 2:
-            odd += 1
-            continue
+    # one-off detail line); the end of the block or a third odd line ends it.
+    for block in blocks:
+        run, run_has_event, odd = 0, False, 0
+        for index in block:
+            event = found.is_event(index)
+            if event or found.continues(index):
+                run += 1 + odd
+                run_has_event, odd = run_has_event or event, 0
+                continue
+            if run and odd < 2:
+                odd += 1
+                continue
+            if run_has_event:
+                log_lines += run
+            run, run_has_event, odd = 0, False, 0
         if run_has_event:
             log_lines += run
-        run, run_has_event, odd = 0, False, 0
     if log_lines <= MAX_LOG_LINES:
         return []
     return [Span("raw_log_dump", 0, len(text))]

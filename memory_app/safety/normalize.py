@@ -7,6 +7,11 @@ a pattern; and Cyrillic and Greek letters that look like Latin ones are
 folded to them ("ignore" spelt with a Cyrillic i, o and e reads as
 "ignore"). The
 folding maps one character to one, so spans stay where they were.
+
+All three only ever change characters outside ASCII, so ASCII text (most
+writes) is returned as it is, and each step runs only on text that holds
+something for it to change: `str.translate` alone costs milliseconds on a
+long text with a few emoji or box-drawing characters in it.
 """
 
 import re
@@ -22,7 +27,16 @@ _CONFUSABLES = str.maketrans(
     "αοκνρτυχιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
     "aeopcyxijsdqwhlABEKMHOPCTXIJSaokvptuxiABEZHIKMNOPTYX",
 )
+_CONFUSABLE = re.compile("[" + "".join(map(chr, _CONFUSABLES)) + "]")
 
 
 def normalize(text: str) -> str:
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(_CONFUSABLES)
+    if text.isascii():
+        return text
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    if _INVISIBLE.search(text):
+        text = _INVISIBLE.sub("", text)
+    if _CONFUSABLE.search(text):
+        text = text.translate(_CONFUSABLES)
+    return text

@@ -11,8 +11,10 @@ placeholder (placeholders.py) never blocks.
 """
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
+from memory_app.safety import prefilter
 from memory_app.safety.placeholders import is_placeholder, is_reference
 from memory_app.safety.types import Detector, Span
 
@@ -315,10 +317,10 @@ def _k8s_secret_spans(text: str) -> list[Span]:
 # Most rules cannot match without a word or literal in the text: a secret
 # word for the assignment rules, "://" for a URL, "eyJ" for a JWT. Each
 # such rule runs only on the lines around one (with the line after, where
-# a value may sit), found with str.find in the lowered text; on a long
+# a value may sit), found by the shared prefilter pass; on a long
 # write that is a few lines instead of the whole text, and most of the
 # scan's time saved. Rules that need a long token run on the lines that
-# hold one.
+# hold one of the shape they need.
 _SECRET_STEMS = ("pass", "pwd", "secret", "token", "key", "private", "access", "cred", "auth")
 _SECRET_STEMS += ("licen", "_pat", ".pat", "-pat")
 _RULE_STEMS: dict[str, tuple[str, ...]] = {
@@ -342,8 +344,18 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
 }
 # Blocks span many lines: these run on the whole text when their stem is in it.
 _WHOLE_TEXT_RULES = {"private_key_block", "certificate_block"}
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")
-_LONG_TOKEN_RULES = {"bot_token", "prefixed_token"}
+# Rules that need a long token, and the run of it they cannot match without.
+_LONG_TOKEN_RULES = {
+    "bot_token": re.compile(r"[A-Za-z0-9_-]{35}"),
+    "prefixed_token": re.compile(r"[A-Za-z0-9]{20}"),
+}
+# Rules whose match opens with its key, a run of [\w.-] characters that
+# holds the secret word: in the lines around a stem they are tried only
+# where the run around a stem starts ("run"), or at its first word
+# character for a rule that opens with \b ("word"), instead of at every
+# position. Most of the scan's time went to trying these two at every
+# word of those lines.
+_KEY_FIRST_RULES = {"password_assignment": "run", "keyword_token": "word"}
 
 
 def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -367,42 +379,103 @@ def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]
     return regions
 
 
-def _stem_hits(lowered: str, stems: tuple[str, ...]) -> list[tuple[int, int]]:
-    hits = []
-    for stem in stems:
-        at = lowered.find(stem)
-        while at != -1:
-            hits.append((at, at + len(stem)))
-            at = lowered.find(stem, at + len(stem))
-    return sorted(hits)
+def _is_key_char(char: str) -> bool:
+    return char.isalnum() or char in "_.-"  # [\w.-], as the regex engine reads \w
+
+
+class _Gate:
+    """Where in one text each rule is run: the regions of its stems or tokens."""
+
+    def __init__(self, text: str, scanned: prefilter.Scanned) -> None:
+        self.text, self.scanned = text, scanned
+        self._hits: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        self._regions: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        self._key_starts: dict[tuple[tuple[str, ...], str, int], list[int]] = {}
+
+    def hits(self, rule: str) -> list[tuple[int, int]]:
+        stems = _RULE_STEMS[rule]
+        if stems not in self._hits:
+            self._hits[stems] = self.scanned.at(stems)
+        return self._hits[stems]
+
+    def regions(self, rule: str) -> list[tuple[int, int]]:
+        if rule in _LONG_TOKEN_RULES:
+            token = _LONG_TOKEN_RULES[rule]
+            # A long token lies inside a run of token characters.
+            runs = self.scanned.token_runs
+            found = (m.span() for run in runs for m in token.finditer(self.text, *run))
+            return _regions(self.text, found)
+        if rule in _WHOLE_TEXT_RULES:
+            return [(0, len(self.text))] if self.hits(rule) else []
+        stems = _RULE_STEMS[rule]
+        if stems not in self._regions:
+            self._regions[stems] = _regions(self.text, self.hits(rule))
+        return self._regions[stems]
+
+    def key_starts(self, rule: str, start: int, end: int) -> list[int]:
+        r"""Where a key around a hit in text[start:end] begins, relative to `start`.
+
+        The start of the [\w.-] run around the hit, or for a rule that
+        opens with \b the run's first word character (`_KEY_FIRST_RULES`).
+        """
+        key = (_RULE_STEMS[rule], _KEY_FIRST_RULES[rule], start)
+        kind = key[1]
+        if key not in self._key_starts:
+            region, hits, found = self.text[start:end], self.hits(rule), set()
+            for index in range(bisect_left(hits, (start,)), len(hits)):
+                at = hits[index][0] - start
+                if at >= len(region):
+                    break
+                while at > 0 and _is_key_char(region[at - 1]):
+                    at -= 1
+                while kind == "word" and region[at] in ".-":
+                    at += 1
+                found.add(at)
+            self._key_starts[key] = sorted(found)
+        return self._key_starts[key]
+
+
+def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
+    """`pattern.finditer(region)` for a pattern whose matches begin only at `starts`."""
+    end = 0
+    for start in starts:
+        if start >= end and (match := pattern.match(region, start)):
+            end = match.end()
+            yield match
+
+
+prefilter.register(stem for stems in _RULE_STEMS.values() for stem in stems)
+
+
+def _everywhere(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
+    """Every rule over the whole text: what the gate must not change."""
+    for name, pattern in _PATTERNS.items():
+        yield from ((name, match, 0) for match in pattern.finditer(text))
 
 
 def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a character whose lower case is longer
-        for name, pattern in _PATTERNS.items():
-            yield from ((name, match, 0) for match in pattern.finditer(text))
+    scanned = prefilter.scan(text)
+    if not scanned.exact:  # a character whose lower case is longer
+        yield from _everywhere(text)
         return
-    by_stems: dict[tuple[str, ...], list[tuple[int, int]]] = {}
-    long_tokens = _regions(text, (m.span() for m in _LONG_TOKEN.finditer(text)))
+    gate = _Gate(text, scanned)
     for name, pattern in _PATTERNS.items():
-        if name in _LONG_TOKEN_RULES:
-            regions = long_tokens
-        elif name in _WHOLE_TEXT_RULES:
-            found = any(stem in lowered for stem in _RULE_STEMS[name])
-            regions = [(0, len(text))] if found else []
-        else:
-            stems = _RULE_STEMS[name]
-            if stems not in by_stems:
-                by_stems[stems] = _regions(text, _stem_hits(lowered, stems))
-            regions = by_stems[stems]
-        for start, end in regions:
-            yield from ((name, match, start) for match in pattern.finditer(text[start:end]))
+        for start, end in gate.regions(name):
+            region = text[start:end]
+            if name in _KEY_FIRST_RULES:
+                found = _matches_from(pattern, region, gate.key_starts(name, start, end))
+            else:
+                found = pattern.finditer(region)
+            yield from ((name, match, start) for match in found)
 
 
 def _credential_spans(text: str) -> list[Span]:
+    return _spans_of(text, _matches(text))
+
+
+def _spans_of(text: str, matches: Iterable[tuple[str, re.Match[str], int]]) -> list[Span]:
     spans: list[Span] = []
-    for name, match, offset in _matches(text):
+    for name, match, offset in matches:
         captured = _value(match)
         if captured is None:
             spans.append(Span(name, offset + match.start(), offset + match.end()))

@@ -125,3 +125,13 @@ def test_a_stack_trace_continues_the_log_it_belongs_to():
     head = _lines(FORMATS["log4j"], 10)
     frames = "\n".join(f"\tat com.acme.Worker.step{i}(Worker.java:{i + 10})" for i in range(25))
     assert log_dump(head + "\njava.lang.IllegalStateException: boom\n" + frames)
+
+
+def test_a_python_traceback_continues_the_log_it_belongs_to():
+    head = _lines(FORMATS["python_logging"], 10)
+    frames = "\n".join(
+        f'  File "/srv/app/worker.py", line {i + 10}, in step_{i}\n    run_step_{i}(batch)'
+        for i in range(12)
+    )
+    text = f"{head}\nTraceback (most recent call last):\n{frames}\nValueError: boom"
+    assert log_dump(text)
