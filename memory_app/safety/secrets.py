@@ -346,7 +346,7 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
 _WHOLE_TEXT_RULES = {"private_key_block", "certificate_block"}
 # Rules that need a long token, and the run of it they cannot match without.
 _LONG_TOKEN_RULES = {
-    "bot_token": re.compile(r"[A-Za-z0-9_-]{35}"),
+    "bot_token": re.compile(r"[A-Za-z0-9_-]{34}"),
     "prefixed_token": re.compile(r"[A-Za-z0-9]{20}"),
 }
 # Rules whose match opens with its key, a run of [\w.-] characters that
