@@ -29,8 +29,10 @@ MIN_LENGTH = 40
 MIN_BITS_PER_CHAR = 4.5
 MIN_BASE36_LENGTH = 36
 MIN_BASE36_BITS_PER_CHAR = 3.8
+# The shortest run either rule above can flag.
+MIN_CANDIDATE_LENGTH = min(MIN_LENGTH, MIN_BASE36_LENGTH)
 
-_CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_BASE36_LENGTH},}}")
+_CANDIDATE = re.compile(rf"[A-Za-z0-9+/=_-]{{{MIN_CANDIDATE_LENGTH},}}")
 _BASE36_RUN = re.compile(rf"[a-z0-9]{{{MIN_BASE36_LENGTH},}}")
 _NOT_HEX = re.compile(r"[g-z]")
 _BASE32 = re.compile(r"[a-z2-7]+")
@@ -86,7 +88,7 @@ def _candidates(text: str) -> tuple[str, list[tuple[int, int]]]:
     masked = _DATA_URI.sub(lambda m: " " * len(m.group()), text)
     if masked == text:
         runs = prefilter.scan(text).token_runs
-        return text, [(start, end) for start, end in runs if end - start >= MIN_LENGTH]
+        return text, [(start, end) for start, end in runs if end - start >= MIN_CANDIDATE_LENGTH]
     return masked, [match.span() for match in _CANDIDATE.finditer(masked)]
 
 

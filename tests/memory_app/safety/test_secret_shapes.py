@@ -116,6 +116,8 @@ def test_a_kubernetes_secret_in_any_layout_is_refused(text):
     [
         # lower case and digits only (base36), as several vendors issue keys
         f"publish with {generated(42, _BASE36)} before the release",
+        # ... as short as the rule allows, alone
+        generated(36, _BASE36),
         # an upper-case vendor prefix and key
         f"monitoring key: ACME-{generated(27, string.ascii_uppercase + string.digits)}",
         # a prefix that holds a digit
