@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group, Permission
 from django.db import transaction
+from django.db.models import OuterRef
 from django.utils import timezone
 
 from memory_app.models import ApiKey, GrantLevel, GroupMemoryPolicy, Principal, System, SystemGrant
+from memory_app.permissions import memory_permission_revocations, memory_permissions_known
 from memory_app.services.stores import store_for_system
 
 KEY_PREFIX = "ama_"
@@ -40,14 +42,20 @@ def api_key_authenticate(raw_key: str) -> AbstractBaseUser | None:
 
 
 def api_key_find(raw_key: str) -> ApiKey | None:
-    """The unrevoked key of an active user, with its user; None otherwise."""
+    """The unrevoked key of an active user, with its user; None otherwise.
+
+    The same statement reads the user's memory permissions, which every tool
+    call checks next.
+    """
     key = (
         ApiKey.objects.select_related("user")
+        .annotate(**memory_permission_revocations(OuterRef("user_id")))
         .filter(key_sha256=api_key_hash(raw_key), revoked_at__isnull=True)
         .first()
     )
     if key is None or not key.user.is_active:
         return None
+    memory_permissions_known(key.user, key)
     now = timezone.now()
     # Recording every use would put a write on every read call; a minute is enough.
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:

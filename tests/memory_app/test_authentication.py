@@ -1,8 +1,9 @@
 import pytest
+from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memory_app.models import ApiKey
+from memory_app.models import ApiKey, GroupMemoryPolicy
 from memory_app.services.principals import api_key_issue
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +70,20 @@ def test_using_a_key_records_when(owner):
 def test_a_browser_session_also_authenticates(client, owner):
     client.force_login(owner)
     assert client.get("/api/v1/me").json()["username"] == "owner"
+
+
+@pytest.mark.parametrize(
+    ("revoked", "status"), [("can_read_memory", 403), ("can_manage_memory", 200)]
+)
+def test_a_key_carries_its_groups_memory_policy(owner, revoked, status):
+    team = Group.objects.create(name="contractors")
+    owner.groups.add(team)
+    GroupMemoryPolicy.objects.create(group=team, **{revoked: False})
+    raw = api_key_issue(user=owner).raw
+    response = APIClient().post(
+        "/api/v1/tools/memory_search",
+        {"query": "deploy"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Token {raw}",
+    )
+    assert response.status_code == status
