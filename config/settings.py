@@ -444,12 +444,6 @@ MEMORY_ALWAYS_INJECT_CAP = env_int("MEMORY_ALWAYS_INJECT_CAP", 5, minimum=0)
 MEMORY_RUN_WRITE_CAP = env_int("MEMORY_RUN_WRITE_CAP", 20, minimum=1)
 MEMORY_MAX_CONTENT_CHARS = env_int("MEMORY_MAX_CONTENT_CHARS", 20000, minimum=1)
 MEMORY_RATE_LIMIT_PER_MINUTE = env_int("MEMORY_RATE_LIMIT_PER_MINUTE", 120, minimum=1)
-# Seconds an API key's lookup stays in the cache (memory_app/services/key_cache.py).
-# On by default only with a cache every process shares: a cache of one process
-# would not hear of a revocation made in another.
-MEMORY_API_KEY_CACHE_SECONDS = env_int(
-    "MEMORY_API_KEY_CACHE_SECONDS", 60 if env_str("MEMORY_CACHE_URL") else 0, minimum=0
-)
 # Requests per API key (api/throttling.py), as DRF rates: "<n>/second|minute|hour|day".
 MEMORY_API_READ_RATE = env_rate("MEMORY_API_READ_RATE", "600/minute")
 MEMORY_API_WRITE_RATE = env_rate("MEMORY_API_WRITE_RATE", "240/minute")

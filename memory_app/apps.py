@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 from django.db import connections
 from django.db.backends.signals import connection_created
-from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
+from django.db.models.signals import post_migrate
 
 
 def _seed_after_migrate(sender, using, **kwargs) -> None:
@@ -13,24 +13,6 @@ def _seed_after_migrate(sender, using, **kwargs) -> None:
         memory_seed(using=using)
 
 
-def _invalidate_key_cache_on_changes() -> None:
-    """What a cached API key lookup holds: the key, its user, the user's
-    groups and their memory policies (services/key_cache.py)."""
-    from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
-
-    from memory_app.models import ApiKey, GroupMemoryPolicy
-    from memory_app.services.key_cache import key_cache_invalidate
-
-    user_model = get_user_model()
-    for model in (ApiKey, user_model, Group, GroupMemoryPolicy):
-        for signal in (post_save, post_delete):
-            signal.connect(key_cache_invalidate, sender=model, dispatch_uid=f"key-cache-{model}")
-    m2m_changed.connect(
-        key_cache_invalidate, sender=user_model.groups.through, dispatch_uid="key-cache-groups"
-    )
-
-
 class MemoryAppConfig(AppConfig):
     name = "memory_app"
     verbose_name = "Agent memory"
@@ -40,5 +22,4 @@ class MemoryAppConfig(AppConfig):
         from memory_app.selectors.search import vector_search_session
 
         post_migrate.connect(_seed_after_migrate, sender=self, dispatch_uid="memory_seed")
-        _invalidate_key_cache_on_changes()
         connection_created.connect(vector_search_session, dispatch_uid="vector_search_session")

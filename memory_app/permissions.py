@@ -10,7 +10,6 @@ rules allow is policy.py.
 from typing import Literal
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef
 
 from memory_app.models import GroupMemoryPolicy, Principal
 
@@ -43,19 +42,10 @@ def has_memory_permission(
     return cache[permission]
 
 
-def memory_permission_revocations(user_ref: OuterRef) -> dict[str, Exists]:
-    """Annotations saying whether one of the user's groups revokes each memory
-    permission, for a query that loads the user anyway (api_key_find): one
-    statement per request instead of two."""
-    policies = GroupMemoryPolicy.objects.filter(group__user=user_ref)
-    return {
-        "revokes_read_memory": Exists(policies.filter(can_read_memory=False)),
-        "revokes_manage_memory": Exists(policies.filter(can_manage_memory=False)),
-    }
-
-
 def memory_permissions_known(user: AbstractBaseUser, row) -> None:
-    """Fill `has_memory_permission`'s cache from the annotations above."""
+    """Fill `has_memory_permission`'s cache from a lookup that read whether the
+    user's groups revoke each permission (`revokes_read_memory`,
+    `revokes_manage_memory`: selectors/api_keys.py), saving its statement."""
     cache = {
         "read_memory": not row.revokes_read_memory,
         "manage_memory": not row.revokes_manage_memory,
