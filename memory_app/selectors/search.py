@@ -16,6 +16,7 @@ Weights, lift and floor were tuned on the hard evaluation
 
 import math
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -197,15 +198,23 @@ def searchable_documents(
     return documents
 
 
+# The driver's connections whose session already holds the HNSW options: a
+# pooled connection is handed to Django again and again, and keeps them.
+_vector_sessions: weakref.WeakSet = weakref.WeakSet()
+
+
 def vector_search_session(sender, connection, **kwargs) -> None:
     """On every new database connection: filtered HNSW scans keep going until
     they find k rows (pgvector >= 0.8), set once rather than per search."""
+    if connection.connection in _vector_sessions:
+        return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), "
             "set_config('hnsw.ef_search', %s, false)",
             [str(HNSW_EF_SEARCH)],
         )
+    _vector_sessions.add(connection.connection)
 
 
 def set_vector_search_options() -> None:

@@ -11,6 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_app.models import ApiKey, GrantLevel, GroupMemoryPolicy, Principal, System, SystemGrant
+from memory_app.permissions import memory_permissions_known
+from memory_app.selectors.api_keys import api_key_lookup
 from memory_app.services.stores import store_for_system
 
 KEY_PREFIX = "ama_"
@@ -40,14 +42,15 @@ def api_key_authenticate(raw_key: str) -> AbstractBaseUser | None:
 
 
 def api_key_find(raw_key: str) -> ApiKey | None:
-    """The unrevoked key of an active user, with its user; None otherwise."""
-    key = (
-        ApiKey.objects.select_related("user")
-        .filter(key_sha256=api_key_hash(raw_key), revoked_at__isnull=True)
-        .first()
-    )
+    """The unrevoked key of an active user, with its user; None otherwise.
+
+    The same statement reads the user's memory permissions, which every tool
+    call checks next (selectors/api_keys.py).
+    """
+    key = api_key_lookup(api_key_hash(raw_key))
     if key is None or not key.user.is_active:
         return None
+    memory_permissions_known(key.user, key)
     now = timezone.now()
     # Recording every use would put a write on every read call; a minute is enough.
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:

@@ -1,9 +1,11 @@
 import pytest
+from django.contrib.auth.models import Group
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memory_app.models import ApiKey
-from memory_app.services.principals import api_key_issue
+from memory_app.models import ApiKey, GroupMemoryPolicy
+from memory_app.permissions import has_memory_permission
+from memory_app.services.principals import api_key_find, api_key_issue
 
 pytestmark = pytest.mark.django_db
 
@@ -69,3 +71,32 @@ def test_using_a_key_records_when(owner):
 def test_a_browser_session_also_authenticates(client, owner):
     client.force_login(owner)
     assert client.get("/api/v1/me").json()["username"] == "owner"
+
+
+@pytest.mark.parametrize(
+    ("revoked", "status"), [("can_read_memory", 403), ("can_manage_memory", 200)]
+)
+def test_a_key_carries_its_groups_memory_policy(owner, revoked, status):
+    team = Group.objects.create(name="contractors")
+    owner.groups.add(team)
+    GroupMemoryPolicy.objects.create(group=team, **{revoked: False})
+    raw = api_key_issue(user=owner).raw
+    response = APIClient().post(
+        "/api/v1/tools/memory_search",
+        {"query": "deploy"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Token {raw}",
+    )
+    assert response.status_code == status
+
+
+def test_a_key_and_its_memory_permissions_are_read_in_one_statement(
+    owner, django_assert_num_queries
+):
+    raw = api_key_issue(user=owner).raw
+    api_key_find(raw)  # records the first use
+    with django_assert_num_queries(1):
+        key = api_key_find(raw)
+        assert has_memory_permission(key.user, "read_memory")
+        assert has_memory_permission(key.user, "manage_memory")
+    assert key.user.username == "owner"

@@ -1,0 +1,89 @@
+"""The ASGI application: one trip to a worker thread per request, and
+database connections that outlive the request."""
+
+import asyncio
+import threading
+
+import httpx
+import pytest
+from asgiref import sync
+from django.db import connection
+from django.db.backends.signals import connection_created
+
+from config.asgi import django_application
+
+
+async def _get(path: str) -> int:
+    """One GET through the ASGI application, as the server would make it."""
+    messages = [{"type": "http.request", "body": b"", "more_body": False}]
+    answered = asyncio.Event()
+    status: list[int] = []
+
+    async def receive():
+        if messages:
+            return messages.pop()
+        await answered.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        elif not message.get("more_body"):
+            answered.set()
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"localhost")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+    await django_application(scope, receive, send)
+    return status[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_never_goes_back_to_the_event_loop_halfway(monkeypatch):
+    """Middleware, URL resolution and view run in one call to the request's
+    thread; Django's own handler came back to the loop between them."""
+    returns_to_loop = []
+    enter = sync.AsyncToSync.__call__
+
+    def counted(self, *args, **kwargs):
+        returns_to_loop.append(threading.get_ident())
+        return enter(self, *args, **kwargs)
+
+    monkeypatch.setattr(sync.AsyncToSync, "__call__", counted)
+    assert asyncio.run(_get("/healthz")) == 200
+    assert returns_to_loop == []
+
+
+def test_requests_reuse_the_database_sessions_of_earlier_ones(asgi_server, transactional_db):
+    """Under ASGI each request runs in a context of its own, where Django's
+    persistent connections are never found again: without the pool every
+    request started a new PostgreSQL session."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        existing = {pid for (pid,) in cursor.fetchall()}
+    sessions: list[int] = []
+
+    def opened(sender, connection, **kwargs):
+        sessions.append(connection.connection.info.backend_pid)
+
+    connection_created.connect(opened)
+    try:
+        with httpx.Client(base_url=asgi_server.url) as client:
+            for _ in range(6):
+                assert client.get("/healthz").status_code == 200
+    finally:
+        connection_created.disconnect(opened)
+    assert len(sessions) == 6
+    # At most one new session, if no idle one was there for the first request.
+    assert len(set(sessions) - existing) <= 1
