@@ -13,6 +13,8 @@ from rest_framework.test import APIClient
 from memory_app.services.principals import api_key_issue
 from tests.factories import UserFactory
 
+TEST_POOL_SIZE = 40
+
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
@@ -21,6 +23,12 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
             data_dir = tmp_path_factory.mktemp("embedded-postgres") / "data"
             connection.settings_dict["EMBEDDED_DATA_DIR"] = str(data_dir)
             connection.settings_dict["EMBEDDED_CLEANUP"] = "delete"
+        pool = connection.settings_dict.get("OPTIONS", {}).get("pool")
+        if pool:
+            # Tests start threads of their own (racing writers, live servers),
+            # each holding a pooled connection while it runs: a server process
+            # needs far fewer than the suite does at its busiest.
+            pool["max_size"] = TEST_POOL_SIZE
 
 
 @pytest.fixture(autouse=True)

@@ -113,7 +113,7 @@ def test_of_eight_racing_patches_with_one_sha_exactly_one_wins(caller_for):
     def patch(n: int) -> None:
         try:
             caller = caller_for(agent)
-            barrier.wait()
+            barrier.wait(timeout=60)
             response = caller(
                 "memory_patch",
                 {"id": note["id"], "expected_sha256": note["sha256"], "content": f"writer {n}"},
@@ -140,7 +140,7 @@ def test_racing_creates_of_one_path_make_one_document_and_lose_nothing(caller_fo
     def remember(n: int) -> None:
         try:
             caller = caller_for(writer)
-            barrier.wait()
+            barrier.wait(timeout=60)
             body = caller.ok(
                 "memory_remember",
                 remember_body(path="same/path", content=f"distinct value number {n} " * 3),
