@@ -9,11 +9,16 @@ questions:
   `injection.jsonl` in DIR, by default the nearest `shared/corpora` above
   the repository): text we did not write, which says how the scanner holds on
   real data;
+* the memories of the public retrieval set (`retrieval/memories.jsonl`,
+  companion chat turns written as "User: …\nAssistant: …"): benign
+  conversation from a source none of the detectors was written against,
+  scored as negatives only, with the false-positive rate of every detector
+  family, so that a family that blocks ordinary chat cannot hide there;
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
 The injection classifier was trained on `injection.jsonl`, part of the
-other two sets' prose and our corpus; on those texts its verdict here is
+other two sets' prose, the retrieval memories and our corpus; on those texts its verdict here is
 the one of `benchmarks/train_injection.py`'s held-out folds (a model that
 did not see the text), unless `--committed-model` asks for the committed
 model's own, flattering, verdict.
@@ -31,7 +36,7 @@ import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +52,8 @@ from memory_app.safety.registry import family_of  # noqa: E402
 from tests.memory_app.safety.corpus import build_corpus  # noqa: E402
 
 PUBLIC_SETS = ("secrets", "logs", "injection")
+CONVERSATION = "conversation"
+FAMILIES = ("secrets", "logs", "injection")
 
 # Positives of secrets.jsonl that DESIGN §3 does not ask the scanner to
 # block: resource names and password hashes, not credentials. They are
@@ -111,6 +118,17 @@ def public_items(corpora: Path, name: str) -> list[Item]:
     return items
 
 
+def conversation_items(corpora: Path) -> list[Item]:
+    """The retrieval set's memories, all benign: the injection family is the one at risk."""
+    items = []
+    with open(corpora / "retrieval" / "memories.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            repo = row["source"].split(":", 1)[0]
+            items.append(Item(row["text"], False, "chat_turn", repo, "injection"))
+    return items
+
+
 def out_of_policy(text: str) -> str:
     """Why a positive of secrets.jsonl is not a credential DESIGN §3 blocks, or ""."""
     if PLACEHOLDER.search(text):
@@ -157,6 +175,7 @@ class Tally:
     negatives: int = 0
     flagged_same: int = 0
     flagged_any: int = 0
+    flagged_by: dict[str, int] = field(default_factory=dict)
 
     def add(self, item: Item, families: set[str], family: str) -> None:
         if item.positive:
@@ -166,6 +185,23 @@ class Tally:
             self.negatives += 1
             self.flagged_same += family in families
             self.flagged_any += bool(families)
+            for name in families:
+                self.flagged_by[name] = self.flagged_by.get(name, 0) + 1
+
+    def merge(self, other: "Tally") -> None:
+        for name in ("positives", "caught", "negatives", "flagged_same", "flagged_any"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name, count in other.flagged_by.items():
+            self.flagged_by[name] = self.flagged_by.get(name, 0) + count
+
+    def family_row(self, label: str) -> str:
+        """Negatives flagged by each family: where a false positive comes from."""
+        cells = (
+            f"{self.flagged_by.get(name, 0)}/{self.negatives} = "
+            f"{self.flagged_by.get(name, 0) / self.negatives:.3f}"
+            for name in FAMILIES
+        )
+        return f"| {label} | {' | '.join(cells)} |"
 
     def row(self, label: str) -> str:
         recall = f"{self.caught / self.positives:.3f}" if self.positives else "—"
@@ -180,6 +216,7 @@ class Tally:
 HEADER = (
     "| {} | caught | recall | flagged | FPR (this family) | FPR (any) |\n|---|---|---|---|---|---|"
 )
+FAMILY_HEADER = "| negatives flagged by | {} |\n|---|---|---|---|".format(" | ".join(FAMILIES))
 
 
 def score(
@@ -216,10 +253,12 @@ def score(
         if tally.positives + tally.negatives >= min_kind:
             print(tally.row(kind))
         else:
-            for field in vars(small):
-                setattr(small, field, getattr(small, field) + getattr(tally, field))
+            small.merge(tally)
     if small.positives or small.negatives:
         print(small.row(f"(kinds with fewer than {min_kind} items)"))
+    if total.negatives:
+        print("\n" + FAMILY_HEADER)
+        print(total.family_row("**all negatives**"))
     return {"all": total}
 
 
@@ -227,14 +266,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
-    parser.add_argument("--only", choices=[*PUBLIC_SETS, "own"], action="append")
+    parser.add_argument("--only", choices=[*PUBLIC_SETS, CONVERSATION, "own"], action="append")
     parser.add_argument(
         "--committed-model",
         action="store_true",
         help="score injection with the committed classifier even on the texts it was trained on",
     )
     args = parser.parse_args()
-    chosen = args.only or [*PUBLIC_SETS, "own"]
+    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, "own"]
     held_out = None
     if not args.committed_model:
         from benchmarks.train_injection import held_out_verdicts
@@ -244,6 +283,9 @@ def main() -> None:
         if name in chosen:
             items = public_items(args.corpora, name)
             score(f"{name}.jsonl", items, name, min_kind=5, held_out=held_out)
+    if CONVERSATION in chosen:
+        items = conversation_items(args.corpora)
+        score("retrieval/memories.jsonl", items, "injection", min_kind=5, held_out=held_out)
     if "own" in chosen:
         score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 

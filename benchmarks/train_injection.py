@@ -4,13 +4,20 @@
 
 Data: `injection.jsonl` of the public development sets (GPL-licensed
 sources are left out, so the weights carry no copyleft text), the ordinary
-engineering text of `secrets.jsonl` and `logs.jsonl` as more benign
-examples, and the injection and benign samples of our own corpus.
+engineering text of `secrets.jsonl` and `logs.jsonl` and the companion
+chat turns of `retrieval/memories.jsonl` (MIT) as more benign examples,
+and the injection and benign samples of our own corpus. Without the chat
+turns the model took a companion's "User: …\nAssistant: …" small talk for
+injection (the attacks address the assistant; so does chat).
 
 The threshold is chosen on held-out folds, never on data the model saw:
-five stratified folds, each scored by a model trained on the other four;
-the threshold is the out-of-fold score above which 1% of benign texts fall
-(half the 2% budget, as the rules add their own). The script prints the
+five folds, each scored by a model trained on the other four; they are
+stratified by label, except that a chat user's turns stay in one fold
+(turns of one user share names and phrasing, so splitting them would let
+a model see a held-out turn's twin);
+the threshold is the out-of-fold score above which 1% of the benign texts
+other than chat turns fall (half the 2% budget, as the rules add their
+own). The script prints the
 out-of-fold recall and false-positive rate per kind at that threshold,
 then trains on everything and writes `memory_app/safety/injection_model.json`.
 `--check` retrains and fails if the committed file differs.
@@ -48,6 +55,12 @@ L2 = 1e-3
 STEPS = 400
 LEARNING_RATE = 0.05
 EXCLUDED_SOURCES = ("utkusen/promptmap",)  # GPL-3.0
+# The speaker labels of a transcript ("User: …\nAssistant: …") say who
+# spoke, not what was asked: with weight they would make every chat
+# transcript suspect, or, learned from benign chat, let an attack pass by
+# putting "User:" before it. No feature holding one gets a weight.
+ROLE_WORDS = frozenset({"user", "assistant"})
+CHAT_KIND = "benign_chat_turn"
 BENIGN_KINDS_FROM_OTHER_SETS = {
     "prose_mentions_credentials",
     "prose_engineering_note",
@@ -56,8 +69,8 @@ BENIGN_KINDS_FROM_OTHER_SETS = {
 }
 
 
-def load(corpora: Path) -> list[tuple[str, int, str]]:
-    """(text, label, kind) rows."""
+def load(corpora: Path) -> list[tuple[str, int, str, str]]:
+    """(text, label, kind, group) rows; group keeps related texts in one fold ("" for none)."""
     rows = []
     for name in ("injection", "secrets", "logs"):
         with open(corpora / f"{name}.jsonl", encoding="utf-8") as lines:
@@ -66,24 +79,33 @@ def load(corpora: Path) -> list[tuple[str, int, str]]:
                 if row["source"].startswith(EXCLUDED_SOURCES):
                     continue
                 if name == "injection":
-                    rows.append((row["text"], int(row["label"] == "positive"), row["kind"]))
+                    rows.append((row["text"], int(row["label"] == "positive"), row["kind"], ""))
                 elif row["label"] == "negative" and row["kind"] in BENIGN_KINDS_FROM_OTHER_SETS:
-                    rows.append((row["text"], 0, f"benign_{row['kind']}"))
+                    rows.append((row["text"], 0, f"benign_{row['kind']}", ""))
+    with open(corpora / "retrieval" / "memories.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            rows.append((row["text"], 0, CHAT_KIND, f"chat:{row['user']}"))
     for sample in build_corpus():
         if sample.family == "injection":
-            rows.append((sample.text, 1, "own_injection"))
+            rows.append((sample.text, 1, "own_injection", ""))
         elif not sample.positive:
-            rows.append((sample.text, 0, f"own_{sample.kind}"))
+            rows.append((sample.text, 0, f"own_{sample.kind}", ""))
     return rows
 
 
 def feature_sets(rows) -> list[set[str]]:
-    return [features([t.group() for t in tokenize(normalize(text))]) for text, _, _ in rows]
+    return [features([t.group() for t in tokenize(normalize(text))]) for text, *_ in rows]
 
 
 def vocabulary(sets: list[set[str]]) -> list[str]:
+    """The most frequent features, none holding a speaker label (see ROLE_WORDS)."""
     frequency = Counter(f for found in sets for f in found)
-    kept = [f for f, n in frequency.items() if n >= MIN_DOCUMENT_FREQUENCY]
+    kept = [
+        f
+        for f, n in frequency.items()
+        if n >= MIN_DOCUMENT_FREQUENCY and ROLE_WORDS.isdisjoint(f.split(" "))
+    ]
     return sorted(kept, key=lambda f: (-frequency[f], f))[:MAX_FEATURES]
 
 
@@ -113,20 +135,27 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return w, b
 
 
-def folds(labels: list[int]) -> list[int]:
+def folds(rows) -> list[int]:
+    """Each row's fold: stratified by label, a group's rows together."""
     rng = random.Random(SEED)
-    assignment = [0] * len(labels)
+    assignment = [0] * len(rows)
     for label in (0, 1):
-        members = [i for i, y in enumerate(labels) if y == label]
+        members = [i for i, (_, y, _, group) in enumerate(rows) if y == label and not group]
         rng.shuffle(members)
         for position, i in enumerate(members):
             assignment[i] = position % FOLDS
+    groups = sorted({group for *_, group in rows if group})
+    rng.shuffle(groups)
+    fold_of = {group: position % FOLDS for position, group in enumerate(groups)}
+    for i, (*_, group) in enumerate(rows):
+        if group:
+            assignment[i] = fold_of[group]
     return assignment
 
 
 def out_of_fold_scores(rows, sets) -> np.ndarray:
-    labels = [y for _, y, _ in rows]
-    assignment = folds(labels)
+    labels = [y for _, y, *_ in rows]
+    assignment = folds(rows)
     scores = np.zeros(len(rows))
     for fold in range(FOLDS):
         train = [i for i, f in enumerate(assignment) if f != fold]
@@ -139,13 +168,13 @@ def out_of_fold_scores(rows, sets) -> np.ndarray:
 
 def report(rows, scores: np.ndarray, threshold: float) -> None:
     scores = np.array(
-        [s if long_enough(text) else -np.inf for (text, _, _), s in zip(rows, scores, strict=True)]
+        [s if long_enough(text) else -np.inf for (text, *_), s in zip(rows, scores, strict=True)]
     )
     by_kind: dict[str, list[bool]] = defaultdict(list)
-    for (_, label, kind), score in zip(rows, scores, strict=True):
+    for (_, label, kind, _), score in zip(rows, scores, strict=True):
         by_kind[("+ " if label else "- ") + kind].append(bool(score >= threshold))
-    positives = [s >= threshold for (_, y, _), s in zip(rows, scores, strict=True) if y]
-    negatives = [s >= threshold for (_, y, _), s in zip(rows, scores, strict=True) if not y]
+    positives = [s >= threshold for (_, y, *_), s in zip(rows, scores, strict=True) if y]
+    negatives = [s >= threshold for (_, y, *_), s in zip(rows, scores, strict=True) if not y]
     print(f"held-out folds, threshold {threshold:.3f}:")
     print(f"  recall {np.mean(positives):.3f} on {len(positives)} injections")
     print(f"  false positives {np.mean(negatives):.3f} on {len(negatives)} benign texts")
@@ -159,8 +188,18 @@ def long_enough(text: str) -> bool:
 
 
 def held_out_threshold(rows, scores: np.ndarray) -> float:
-    """The out-of-fold score above which TARGET_FPR of the benign texts it judges fall."""
-    judged = [i for i, (text, y, _) in enumerate(rows) if not y and long_enough(text)]
+    """The out-of-fold score above which TARGET_FPR of the benign texts it judges fall.
+
+    The chat turns are left out of that count: they are many and, once
+    learned, easy, so counted in the budget they would lower the threshold
+    and let the harder benign kinds (questions, trigger words) pay for it.
+    Their own held-out rate is printed by `report`.
+    """
+    judged = [
+        i
+        for i, (text, y, kind, _) in enumerate(rows)
+        if not y and kind != CHAT_KIND and long_enough(text)
+    ]
     benign = np.sort(scores[judged])
     return float(benign[int(np.ceil(len(benign) * (1 - TARGET_FPR)))])
 
@@ -176,7 +215,7 @@ def held_out_verdicts(corpora: Path) -> dict[str, bool]:
     threshold = held_out_threshold(rows, scores)
     return {
         text: bool(score >= threshold) and long_enough(text)
-        for (text, _, _), score in zip(rows, scores, strict=True)
+        for (text, *_), score in zip(rows, scores, strict=True)
     }
 
 
@@ -187,7 +226,7 @@ def train(corpora: Path) -> dict:
     threshold = held_out_threshold(rows, scores)
     report(rows, scores, threshold)
     vocab = vocabulary(sets)
-    w, b = fit(matrix(sets, vocab), np.array([y for _, y, _ in rows]))
+    w, b = fit(matrix(sets, vocab), np.array([y for _, y, *_ in rows]))
     weights = {f: round(float(v), 4) for f, v in zip(vocab, w, strict=True) if abs(v) >= 1e-3}
     return {"bias": round(float(b), 4), "threshold": round(threshold, 4), "weights": weights}
 
