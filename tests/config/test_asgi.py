@@ -11,6 +11,7 @@ from django.db import connection
 from django.db.backends.signals import connection_created
 
 from config.asgi import django_application
+from tests.aio import run
 
 
 async def _get(path: str) -> int:
@@ -61,7 +62,7 @@ def test_a_request_never_goes_back_to_the_event_loop_halfway(monkeypatch):
         return enter(self, *args, **kwargs)
 
     monkeypatch.setattr(sync.AsyncToSync, "__call__", counted)
-    assert asyncio.run(_get("/healthz")) == 200
+    assert run(_get("/healthz")) == 200
     assert returns_to_loop == []
 
 

@@ -1,8 +1,6 @@
 """An MCP session with the official client over a real HTTP connection."""
 
-import asyncio
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 import pytest
@@ -27,13 +25,6 @@ async def connected(url: str, key: str, *, write_tools: bool = True, **headers):
         transport = streamable_http_client(f"{url}/mcp{query}", http_client=http)
         async with Client(transport) as client:
             yield client
-
-
-def run(coroutine):
-    """On a thread of its own: the browser tests' Playwright keeps an event
-    loop running on the main thread, where asyncio.run refuses to start."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def conversation_headers(name="conv-mcp", run_id="run-1"):

@@ -9,10 +9,11 @@ import pytest
 from memory_app.api.validation import MAX_DEPTH
 from memory_app.models import MemoryDocument
 from memory_app.services.principals import api_key_issue, principal_upsert
+from tests.aio import run
 from tests.factories import UserFactory
 from tests.memory_app.api.capture_transcripts import INCIDENT_WITH_LEARNINGS, SECRET_LEAK, TOKEN
 from tests.memory_app.api.conftest import remember_body
-from tests.memory_app.mcp.conftest import connected, conversation_headers, run
+from tests.memory_app.mcp.conftest import connected, conversation_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,9 +10,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from memory_app.api.manifest import tool_definitions
 from memory_app.models import MemoryDocument
+from tests.aio import run
 from tests.factories import UserFactory
 from tests.memory_app.api.conftest import remember_body
-from tests.memory_app.mcp.conftest import connected, conversation_headers, run
+from tests.memory_app.mcp.conftest import connected, conversation_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
