@@ -7,6 +7,7 @@ then stays there (server stopped, files kept) so a later run measures on it
 without loading again.
 """
 
+import logging
 import os
 import statistics
 import sys
@@ -28,6 +29,8 @@ def setup_django(data_dir: Path | None = None) -> None:
     from django.conf import settings
 
     django.setup()
+    # A benchmark prints its figures; a line per request in process would bury them.
+    logging.getLogger("memory_app.requests").setLevel(logging.WARNING)
     if "EMBEDDED_DATA_DIR" in settings.DATABASES["default"] and data_dir is None:
         settings.DATABASES["default"]["EMBEDDED_CLEANUP"] = "delete"
     from django.core.management import call_command
