@@ -88,9 +88,7 @@ def run() -> None:
             password,
             "--reviewer",
             "--superuser",
-            "--key-name",
-            "local admin",
-            stdout=subprocess.DEVNULL,
+            "--no-key",
         )
     address = os.environ.get("MEMORY_LISTEN", "127.0.0.1:8000")
     print(

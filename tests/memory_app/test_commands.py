@@ -78,6 +78,12 @@ def test_memory_user_sets_a_password_that_logs_in(client):
     assert client.login(username="erin", password="s3cret-enough-pw")
 
 
+def test_memory_user_without_a_key_issues_none_and_prints_nothing(client):
+    assert run("memory_user", "gina", "--password", "s3cret-enough-pw", "--no-key") == []
+    assert not get_user_model().objects.get(username="gina").api_keys.exists()
+    assert client.login(username="gina", password="s3cret-enough-pw")
+
+
 def test_memory_user_without_a_password_cannot_log_in(client):
     run("memory_user", "frank")
     assert not get_user_model().objects.get(username="frank").has_usable_password()

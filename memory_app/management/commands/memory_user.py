@@ -6,7 +6,7 @@ from memory_app.services.principals import api_key_issue, principal_activate, pr
 class Command(BaseCommand):
     help = (
         "Create or update a user, activate it if inactive, and print a new API key as "
-        "the last line. Flags only add rights; revoke them in the admin."
+        "the last line (unless --no-key). Flags only add rights; revoke them in the admin."
     )
 
     def add_arguments(self, parser):
@@ -22,6 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--superuser", action="store_true", help="Full rights and the admin.")
         parser.add_argument("--team", action="append", default=[], help="Add to this team.")
         parser.add_argument("--key-name", default="", help="A label for the new key.")
+        parser.add_argument(
+            "--no-key",
+            action="store_true",
+            help="Issue no API key (a login for the browser only).",
+        )
 
     def handle(self, *args, **options):
         username = options["username"].strip()
@@ -41,6 +46,9 @@ class Command(BaseCommand):
                 f"User {user.get_username()} was inactive (an imported author or a "
                 "deactivated account) and is now active."
             )
+        if options["no_key"]:
+            self.stderr.write(f"User {user.get_username()} is ready.")
+            return
         issued = api_key_issue(user=user, name=options["key_name"] or "memory_user")
         self.stderr.write(f"User {user.get_username()} is ready. New API key:")
         self.stdout.write(issued.raw)
