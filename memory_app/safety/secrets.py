@@ -177,7 +177,14 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 # A Kubernetes Secret, in YAML or JSON, its kind before or after its data.
-_K8S_SECRET = re.compile(r"(?i)[\"']?\bkind[\"']?\s*:\s*[\"']?secret[\"']?(?![\w-])")
+# Only whether one is in the text matters, so the optional opening quote
+# is left out, and the pattern opens with the characters a case-blind "k"
+# matches: the regex engine then skips to each in one fast loop instead of
+# trying the pattern at every position (a third of a millisecond on a long
+# note that says "secret" often).
+_K8S_SECRET = re.compile(
+    r"[kK\u212a](?<=\b[kK\u212a])(?i:ind[\"']?\s*:\s*[\"']?secret[\"']?(?![\w-]))"
+)
 # Its data or stringData: the YAML lines indented under the key, or a
 # JSON (or YAML flow) mapping.
 _K8S_DATA = re.compile(
@@ -344,10 +351,14 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
 }
 # Blocks span many lines: these run on the whole text when their stem is in it.
 _WHOLE_TEXT_RULES = {"private_key_block", "certificate_block"}
-# Rules that need a long token, and the run of it they cannot match without.
+# Rules that need a long token: the characters and the length of the run
+# they cannot match without.
 _LONG_TOKEN_RULES = {
-    "bot_token": re.compile(r"[A-Za-z0-9_-]{34}"),
-    "prefixed_token": re.compile(r"[A-Za-z0-9]{20}"),
+    rule: (re.compile(f"{chars}{{{width}}}"), width)
+    for rule, (chars, width) in {
+        "bot_token": ("[A-Za-z0-9_-]", 34),
+        "prefixed_token": ("[A-Za-z0-9]", 20),
+    }.items()
 }
 # Rules whose match opens with its key, a run of [\w.-] characters that
 # holds the secret word: in the lines around a stem they are tried only
@@ -400,9 +411,10 @@ class _Gate:
 
     def regions(self, rule: str) -> list[tuple[int, int]]:
         if rule in _LONG_TOKEN_RULES:
-            token = _LONG_TOKEN_RULES[rule]
-            # A long token lies inside a run of token characters.
-            runs = self.scanned.token_runs
+            token, width = _LONG_TOKEN_RULES[rule]
+            # A long token lies inside a run of token characters at least
+            # as long: most runs are shorter, and are not searched.
+            runs = [(start, end) for start, end in self.scanned.token_runs if end - start >= width]
             found = (m.span() for run in runs for m in token.finditer(self.text, *run))
             return _regions(self.text, found)
         if rule in _WHOLE_TEXT_RULES:

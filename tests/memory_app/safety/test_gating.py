@@ -7,6 +7,7 @@ changed or added past what its gate allows fails here, by name.
 """
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -43,6 +44,36 @@ def test_a_key_first_rule_matches_only_where_a_key_starts(text):
         starts = set(gate.key_starts(rule, 0, len(text)))
         for match in secrets._PATTERNS[rule].finditer(text):
             assert match.start() in starts, (rule, text, match.group())
+
+
+# Pieces of text around a token's length: runs of token characters cut by
+# the characters that end a run or only one rule's run.
+TOKEN_PIECES = ["a1B2c3D4e5", "Zq8wLm4T", "0123456789", "_", "-", "+", "/", " ", "\n", ":", "x"]
+tokenish = st.lists(st.sampled_from(TOKEN_PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tokenish)
+def test_a_long_token_rule_is_run_on_every_token_of_its_length(text):
+    gate = secrets._Gate(text, prefilter.scan(text))
+    for rule, (token, _) in secrets._LONG_TOKEN_RULES.items():
+        regions = gate.regions(rule)
+        for match in token.finditer(text):
+            assert any(start <= match.start() and match.end() <= end for start, end in regions)
+
+
+# The Secret-kind pattern as the rule reads it; the gate looks for the same
+# thing from its first letter.
+K8S_SECRET_AS_WRITTEN = re.compile(r"(?i)[\"']?\bkind[\"']?\s*:\s*[\"']?secret[\"']?(?![\w-])")
+K8S_PIECES = ["kind", "Kind", "KIND", "\u212aind", "kinds", "x", "_", "-", " ", "\n", ":", '"', "'"]
+K8S_PIECES += ["secret", "Secret", "SECRETS", "s"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(K8S_PIECES), max_size=12).map("".join))
+def test_the_kubernetes_secret_gate_finds_a_secret_kind_where_the_pattern_does(text):
+    found = secrets._K8S_SECRET.search(text) is not None
+    assert found == (K8S_SECRET_AS_WRITTEN.search(text) is not None), text
 
 
 def test_injection_rules_find_through_the_gate_what_they_find_everywhere():
