@@ -449,6 +449,9 @@ MEMORY_API_READ_RATE = env_rate("MEMORY_API_READ_RATE", "600/minute")
 MEMORY_API_WRITE_RATE = env_rate("MEMORY_API_WRITE_RATE", "240/minute")
 MEMORY_CONVERSATION_CAPACITY = env_int("MEMORY_CONVERSATION_CAPACITY", 100, minimum=1)
 MEMORY_EMBEDDING_THREADS = env_int("MEMORY_EMBEDDING_THREADS", 1, minimum=1)
+# Exact float32 products and the exported model's vectors (and model id), at
+# about twice the CPU per text of the default integer ones.
+MEMORY_EMBEDDING_FLOAT32 = env_bool("MEMORY_EMBEDDING_FLOAT32", False)
 MEMORY_CONSOLIDATE_TARGET = env_str("MEMORY_CONSOLIDATE_TARGET", "workspace_runbooks")
 MEMORY_CANARY_QUERIES = env_list(
     "MEMORY_CANARY_QUERIES",

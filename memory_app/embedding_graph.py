@@ -19,7 +19,25 @@ graph. The arithmetic is the same, so the vectors agree with the exported
 graph's to a cosine above 0.99999 (tests/memory_app/test_embeddings.py) and
 keep the model id. Only this pinned file is rebuilt: its SHA-256 is checked
 before it is parsed, and a file of another shape fails here, loudly.
+
+With `integer=True` the 24 weight products run in integer arithmetic
+(AVX-512 VNNI here) on the stored int8 weights and their per-channel
+scales as they are, so the weights carry no error beyond the stored one.
+Each token's activations are quantised to int8 on their own scale (their
+largest magnitude over 127): a token's rounding then depends on no other
+token, and a text's vector on no other text of its batch, which one scale
+for the whole tensor would break. Same network, about half the CPU, vectors
+at a cosine of about 0.995 or more to the float32 ones: a model id of its
+own (docs/decisions.md, "Integer arithmetic for the embedding model").
+
+The products must be exact for that id to mean one set of vectors. With
+VNNI the CPU multiplies uint8 activations by int8 weights straight into
+int32; without it, onnxruntime's uint8-by-int8 kernel adds pairs in int16,
+which can saturate at these ranges. There the weights are shifted into
+uint8 (zero point 128): the same integers, a slower kernel, no saturation.
 """
+
+from pathlib import Path
 
 import numpy as np
 
@@ -30,8 +48,25 @@ LAYER_NORM_EPSILON = 1e-12
 PREFIX = "inner."
 
 
-def fused_model(exported: bytes) -> bytes:
-    """The serialised fused model: token ids and attention mask in, unit vectors out."""
+def has_vnni() -> bool:
+    """Whether this CPU has AVX-512 VNNI (read where Linux lists the CPU's flags)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags.split()
+
+
+def fused_model(
+    exported: bytes, *, integer: bool = False, signed_weights: bool | None = None
+) -> bytes:
+    """The serialised fused model: token ids and attention mask in, unit vectors out.
+
+    `signed_weights` picks the integer kernel (int8 weights where the CPU has
+    VNNI, uint8 elsewhere); both compute the same integers.
+    """
+    if signed_weights is None:
+        signed_weights = has_vnni()
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -75,6 +110,97 @@ def fused_model(exported: bytes) -> bytes:
         (add,) = consumers[bias]
         (matmul_output,) = [name for name in add.input if name != bias]
         return producer[matmul_output].input[1]
+
+    def stored_int8(value: str) -> tuple[np.ndarray, np.ndarray]:
+        """The int8 tensor and per-column scales that `value` widens."""
+        scale_node = producer[value]
+        cast = producer[scale_node.input[0]]
+        if scale_node.op_type != "Mul" or cast.op_type != "Cast":
+            raise ValueError(f"{value} is not a widened int8 tensor")
+        weights = numpy_helper.to_array(stored[cast.input[0]])
+        scales = numpy_helper.to_array(stored[scale_node.input[1]]).reshape(-1)
+        if scales.shape != (weights.shape[1],):
+            raise ValueError(f"{value} is not scaled per column")
+        return weights, scales
+
+    def integer_product(x: str, weights: list[str], out: str) -> str:
+        """x times the stored weights (side by side), bias left out, in integer arithmetic.
+
+        Symmetric per-token int8 shifted by 128 into uint8, the left operand
+        onnxruntime's integer kernels take; the product comes back as float32
+        times the weight scales, and the token's own scale is applied after.
+        """
+        int8_weights, scales = zip(*(stored_int8(w) for w in weights), strict=True)
+        joined = np.concatenate(int8_weights, axis=1)
+        if signed_weights:
+            q, weight_zero = constant(f"{out}_q", joined), []
+        else:
+            q = constant(f"{out}_q", (joined.astype(np.int16) + 128).astype(np.uint8))
+            weight_zero = ["offset_uint8"]
+        scale = constant(f"{out}_scale", np.concatenate(scales).astype(np.float32))
+        nodes.extend(
+            [
+                helper.make_node("Abs", [x], [f"{out}_abs"]),
+                helper.make_node("ReduceMax", [f"{out}_abs", "last"], [f"{out}_peak"]),
+                # A row of zeros would divide by zero.
+                helper.make_node("Max", [f"{out}_peak", "tiny"], [f"{out}_floor"]),
+                helper.make_node("Mul", [f"{out}_floor", "per_step"], [f"{out}_step"]),
+                helper.make_node("Div", [x, f"{out}_step"], [f"{out}_steps"]),
+                helper.make_node("Round", [f"{out}_steps"], [f"{out}_rounded"]),
+                helper.make_node("Add", [f"{out}_rounded", "offset"], [f"{out}_shifted"]),
+                helper.make_node(
+                    "Cast", [f"{out}_shifted"], [f"{out}_uint8"], to=TensorProto.UINT8
+                ),
+                helper.make_node(
+                    "MatMulIntegerToFloat",
+                    [f"{out}_uint8", q, "unit", scale, "offset_uint8", *weight_zero],
+                    [f"{out}_unscaled"],
+                    domain="com.microsoft",
+                ),
+                helper.make_node("Mul", [f"{out}_unscaled", f"{out}_step"], [out]),
+            ]
+        )
+        return out
+
+    def product(x: str, bias: str, out: str) -> str:
+        """x times the weight whose bias is `bias`, bias left out."""
+        if integer:
+            return integer_product(x, [weight_of(bias)], out)
+        nodes.append(helper.make_node("MatMul", [x, widened(weight_of(bias), f"{out}_w")], [out]))
+        return out
+
+    def attention(hidden: str, biases: list[str], out: str) -> None:
+        """Self-attention over the real tokens, query/key/value from `hidden`."""
+        qkv_bias = constant(
+            f"{out}_qkv_bias", np.concatenate([numpy_helper.to_array(stored[b]) for b in biases])
+        )
+        if not integer:
+            weights = [widened(weight_of(b), f"{out}_{i}") for i, b in enumerate(biases)]
+            nodes.append(helper.make_node("Concat", weights, [f"{out}_qkv"], axis=1))
+            nodes.append(
+                helper.make_node(
+                    "Attention",
+                    [hidden, f"{out}_qkv", qkv_bias, "mask_int32"],
+                    [out],
+                    domain="com.microsoft",
+                    num_heads=HEADS,
+                )
+            )
+            return
+        # Attention's integer form (QAttention) takes one scale for the whole
+        # input; MultiHeadAttention takes the products made above.
+        integer_product(hidden, [weight_of(b) for b in biases], f"{out}_qkv")
+        split = [f"{out}_{part}" for part in ("q", "k", "v")]
+        nodes.append(helper.make_node("Split", [f"{out}_qkv"], split, axis=-1, num_outputs=3))
+        nodes.append(
+            helper.make_node(
+                "MultiHeadAttention",
+                [*split, qkv_bias, "mask_int32"],
+                [out],
+                domain="com.microsoft",
+                num_heads=HEADS,
+            )
+        )
 
     def add_and_norm(x: str, bias: str, residual: str, norm: str, out: str) -> None:
         nodes.extend(
@@ -129,43 +255,23 @@ def fused_model(exported: bytes) -> bytes:
         ]
     )
 
+    if integer:
+        constant("last", np.array([-1], dtype=np.int64))
+        constant("tiny", np.array(1e-12, dtype=np.float32))
+        constant("per_step", np.array(1 / 127, dtype=np.float32))
+        constant("offset", np.array(128, dtype=np.float32))
+        constant("offset_uint8", np.array(128, dtype=np.uint8))
+        constant("unit", np.array(1, dtype=np.float32))
+
     hidden = "hidden_0"
     for index in range(LAYERS):
         layer = f"{PREFIX}encoder.layer.{index}"
         name = f"layer_{index}"
-        projections = ("query", "key", "value")
-        biases = [f"{layer}.attention.self.{p}.bias" for p in projections]
-        qkv_bias = np.concatenate([numpy_helper.to_array(stored[b]) for b in biases])
-        nodes.append(
-            helper.make_node(
-                "Concat",
-                [
-                    widened(weight_of(b), f"{name}_{p}")
-                    for b, p in zip(biases, projections, strict=True)
-                ],
-                [f"{name}_qkv"],
-                axis=1,
-            )
-        )
-        nodes.append(
-            helper.make_node(
-                "Attention",
-                [hidden, f"{name}_qkv", constant(f"{name}_qkv_bias", qkv_bias), "mask_int32"],
-                [f"{name}_attention"],
-                domain="com.microsoft",
-                num_heads=HEADS,
-            )
-        )
+        biases = [f"{layer}.attention.self.{p}.bias" for p in ("query", "key", "value")]
+        attention(hidden, biases, f"{name}_attention")
         output_bias = f"{layer}.attention.output.dense.bias"
-        nodes.append(
-            helper.make_node(
-                "MatMul",
-                [f"{name}_attention", widened(weight_of(output_bias), f"{name}_output")],
-                [f"{name}_projected"],
-            )
-        )
         add_and_norm(
-            f"{name}_projected",
+            product(f"{name}_attention", output_bias, f"{name}_projected"),
             output_bias,
             hidden,
             f"{layer}.attention.output.LayerNorm",
@@ -173,26 +279,17 @@ def fused_model(exported: bytes) -> bytes:
         )
         up_bias = f"{layer}.intermediate.dense.bias"
         down_bias = f"{layer}.output.dense.bias"
+        up = product(f"{name}_attended", up_bias, f"{name}_up_out")
         nodes.extend(
             [
-                helper.make_node(
-                    "MatMul",
-                    [f"{name}_attended", widened(weight_of(up_bias), f"{name}_up")],
-                    [f"{name}_up_out"],
-                ),
-                helper.make_node("Add", [f"{name}_up_out", kept(up_bias)], [f"{name}_up_biased"]),
+                helper.make_node("Add", [up, kept(up_bias)], [f"{name}_up_biased"]),
                 helper.make_node(
                     "Gelu", [f"{name}_up_biased"], [f"{name}_gelu"], approximate="none"
-                ),
-                helper.make_node(
-                    "MatMul",
-                    [f"{name}_gelu", widened(weight_of(down_bias), f"{name}_down")],
-                    [f"{name}_down_out"],
                 ),
             ]
         )
         add_and_norm(
-            f"{name}_down_out",
+            product(f"{name}_gelu", down_bias, f"{name}_down_out"),
             down_bias,
             f"{name}_attended",
             f"{layer}.output.LayerNorm",

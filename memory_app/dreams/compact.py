@@ -40,7 +40,7 @@ from memory_app.models import (
 )
 from memory_app.selectors.search import set_vector_search_options
 
-PARAPHRASE_MIN = 0.74
+PARAPHRASE_MIN = 0.73
 UNIT_NEW_WORDS_MIN = 0.3
 NEIGHBOURS = 8
 FIELDS = (

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 
 from memory_app.actors import actor_for
-from memory_app.embeddings import embed_text, get_backend
+from memory_app.embeddings import MiniLMBackend, document_text, embed_text, get_backend
 from memory_app.models import MemoryDocument
 from memory_app.selectors.search import memory_search
 from memory_app.services.embedding_backfill import (
@@ -33,7 +33,7 @@ def test_backfill_embeds_missing_and_outdated_documents():
     for document in (missing, outdated, fresh):
         document.refresh_from_db()
         assert document.embedding is not None
-        assert document.embedding_model == "all-MiniLM-L6-v2-onnx-int8"
+        assert document.embedding_model == "all-MiniLM-L6-v2-onnx-int8-w8a8"
     expected = embed_text("a\nKafka consumer lag runbook")
     assert float(expected @ missing.embedding) == pytest.approx(1.0, abs=1e-4)
 
@@ -95,6 +95,35 @@ def test_search_never_compares_a_vector_of_another_model():
     assert [hit.document.pk for hit in found] == [document.pk]
     (hit,) = memory_search(actor=actor, query="kafka consumer lag", mode="hybrid")
     assert hit.semantic > 0.5
+
+
+def test_the_command_re_embeds_what_the_float32_graph_embedded():
+    # The change of arithmetic is a change of model: the float32 vectors are
+    # not compared with integer ones until `memory_embed` has replaced them.
+    float32 = MiniLMBackend(integer=False)
+    document = make_document(
+        WorkspaceStoreFactory(),
+        path="kafka/lag",
+        title="Kafka consumer lag",
+        content="Kafka consumer lag grows when a rebalance storm hits; raise session.timeout.ms.",
+    )
+    text = document_text(document.title, document.recall_hint, document.content)
+    MemoryDocument.objects.filter(pk=document.pk).update(
+        embedding=float32.embed([text])[0].tolist(), embedding_model=float32.model_id
+    )
+    actor = actor_for(UserFactory(username="reader"))
+    paraphrase = "messages pile up behind the readers of the event stream"
+    assert memory_search(actor=actor, query=paraphrase, mode="semantic") == []
+
+    out = io.StringIO()
+    call_command("memory_embed", stdout=out)
+
+    assert out.getvalue().splitlines()[-1] == "embedded 1 documents"
+    document.refresh_from_db()
+    assert document.embedding_model == get_backend().model_id != float32.model_id
+    assert float(embed_text(text) @ document.embedding) == pytest.approx(1.0, abs=1e-4)
+    found = memory_search(actor=actor, query=paraphrase, mode="semantic")
+    assert [hit.document.pk for hit in found] == [document.pk]
 
 
 def test_a_re_embed_writes_each_batch_in_one_statement(django_assert_num_queries):
