@@ -140,14 +140,14 @@ def gather(
         # The final SELECT's placeholders come after every CTE's.
         cursor.execute(sql, [*params, *final_params])
         width = len(model_fields)
+        attnames = [f.attname for f in model_fields]
+        # Few fields convert what the driver returns (JSON's text, say): look them up once.
+        converters = [(i, f) for i, f in enumerate(model_fields) if hasattr(f, "from_db_value")]
         for row in cursor.fetchall():
-            values = [
-                f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-                for f, v in zip(model_fields, row[:width], strict=True)
-            ]
-            document = MemoryDocument.from_db(
-                connection.alias, [f.attname for f in model_fields], values
-            )
+            values = list(row[:width])
+            for index, model_field in converters:
+                values[index] = model_field.from_db_value(values[index], None, connection)
+            document = MemoryDocument.from_db(connection.alias, attnames, values)
             lexical_score, coverage, identifier, dist, *in_lists = row[width:]
             sources = frozenset(name for name, hit in zip(lists, in_lists, strict=True) if hit)
             found.append(

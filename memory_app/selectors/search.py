@@ -155,11 +155,14 @@ def context_stores(actor: Actor, stores: Sequence[str] | None = None) -> dict[in
 
     A plain id list keeps the candidate queries simple for the planner, and
     attaching these store objects to the hits spares a four-table join on
-    every candidate fetch.
+    every candidate fetch. A tool call has them already when they came with
+    its conversation (access_turn); others ask here.
     """
     if stores:
         resolved = [access_store(actor, name) for name in stores]
         return {store.pk: store for store in resolved}
+    if actor.stores is not None:
+        return dict(actor.stores)
     return {
         store.pk: store
         for store in MemoryStore.objects.filter(context_stores_q(actor))
