@@ -63,8 +63,17 @@ def split_identifiers(text: str) -> tuple[list[str], str]:
     return identifiers[:MAX_TERMS], IDENTIFIER.sub(" ", text)
 
 
+@dataclass(frozen=True)
+class Where:
+    """A filter on the documents table as SQL on its bare column names: what
+    the hot paths hand `gather` instead of a queryset it would compile."""
+
+    sql: str
+    params: tuple = ()
+
+
 def gather(
-    documents: QuerySet,
+    documents: QuerySet | Where,
     query_text: str,
     *,
     fields: tuple[str, ...],
@@ -76,7 +85,11 @@ def gather(
 ) -> list[Found]:
     """Candidates among `documents`, each with its scores and the lists it came from."""
     try:
-        where, where_params = _where(documents)
+        where, where_params = (
+            (documents.sql, list(documents.params))
+            if isinstance(documents, Where)
+            else _where(documents)
+        )
     except EmptyResultSet:
         return []
     vector_text = _vector_literal(vector) if vector is not None else None
