@@ -1,7 +1,8 @@
 """Where a request's time goes between the socket and the view.
 
     .venv/bin/python benchmarks/http_overhead.py [--documents 1000] [--requests 300]
-        [--data-dir DIR] [--py-spy FILE] [--server LABEL[:DIR[:UVICORN OPTIONS]] ...]
+        [--data-dir DIR] [--py-spy FILE] [--profile FILE]
+        [--server LABEL[:DIR[:UVICORN OPTIONS]] ...]
 
 Loads a small world (the spread of retrieval_bench.py), then times the same
 calls three ways, interleaved so machine noise hits all of them, each with
@@ -22,6 +23,9 @@ server that reuses its connections opens none after the first requests.
 With `--py-spy FILE` the server worker is sampled by py-spy (when
 installed) while the HTTP calls run; FILE holds its collapsed stacks
 (one `frame;frame;… count` line per stack, the input of any flame graph tool).
+With `--profile FILE`, after the timed calls, each tool is called as many
+times again in process under pyinstrument's sampler (when installed, a
+development tool only) and FILE gets its call tree with wall-clock seconds.
 """
 
 import argparse
@@ -71,29 +75,42 @@ def server_cpu_clock(pid: int) -> Callable[[], float]:
 
 
 def tool_calls(actor, queries: list[str]) -> dict[str, tuple[Callable, str, dict | None]]:
-    """Each measured call: (its work in the view, HTTP path, JSON body or None for a GET)."""
+    """Each measured call: (its work in the view, HTTP path, JSON body or None for a GET).
+
+    The work in the view includes resolving the conversation and the turn's
+    stores, as every tool view does before its service.
+    """
+    from dataclasses import replace
+
     from django.test import RequestFactory
 
+    from memory_app.access import access_turn
     from memory_app.selectors.documents import documents_list
     from memory_app.selectors.search import memory_search
     from memory_app.services.context import memory_context_load
     from memory_app.views import healthz
 
+    def resolved():
+        turn = access_turn(
+            user=actor.user, external_id=actor.conversation.external_id, create=False
+        )
+        return replace(actor, conversation=turn.conversation, stores=turn.stores)
+
     cycle = iter(queries * 1000)
     return {
         "healthz": (lambda: healthz(RequestFactory().get("/healthz")), "/healthz", None),
         "memory_list": (
-            lambda: documents_list(actor=actor, store="workspace_runbooks", limit=10),
+            lambda: documents_list(actor=resolved(), store="workspace_runbooks", limit=10),
             "/api/v1/tools/memory_list",
             {"store": "workspace_runbooks", "limit": 10},
         ),
         "memory_search": (
-            lambda: memory_search(actor=actor, query=next(cycle)),
+            lambda: memory_search(actor=resolved(), query=next(cycle)),
             "/api/v1/tools/memory_search",
             {"query": None},
         ),
         "memory_context": (
-            lambda: memory_context_load(actor=actor, message=next(cycle)),
+            lambda: memory_context_load(actor=resolved(), message=next(cycle)),
             "/api/v1/tools/memory_context",
             {"message": None},
         ),
@@ -149,6 +166,23 @@ def py_spy_start(pid: int, output: Path) -> subprocess.Popen | None:
     return spy
 
 
+def profile_in_process(calls: dict, call: Callable, cycle, rounds: int, output: Path) -> None:
+    """Each tool's calls through Django's stack, sampled every 0.5 ms."""
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        print("pyinstrument is not installed: no profile")
+        return
+    reports = []
+    for name, (_view, path, template) in calls.items():
+        profiler = Profiler(interval=0.0005)
+        with profiler:
+            for _ in range(rounds):
+                call(path, body_for(template, cycle) if template else None)
+        reports.append(f"# {name}, {rounds} calls\n{profiler.output_text(unicode=False)}")
+    output.write_text("\n".join(reports))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--documents", type=int, default=1000)
@@ -156,6 +190,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--py-spy", type=Path, default=None)
+    parser.add_argument("--profile", type=Path, default=None)
     parser.add_argument("--server", action="append", default=[], metavar="LABEL[:DIR[:OPTS]]")
     args = parser.parse_args()
     load_before = os.getloadavg()
@@ -222,6 +257,8 @@ def main() -> None:
                     fn()
                     wall.setdefault((name, how), []).append((time.perf_counter() - started) * 1000)
                     cpu.setdefault((name, how), []).append((clock() - cpu_started) * 1000)
+        if args.profile:
+            profile_in_process(calls, in_process, cycle, args.requests, args.profile)
     finally:
         if spy is not None:
             spy.send_signal(signal.SIGINT)

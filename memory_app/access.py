@@ -7,6 +7,7 @@ leak.
 """
 
 import uuid
+from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -30,7 +31,13 @@ from memory_app.models import (
     SystemGrant,
 )
 from memory_app.paths import path_error
-from memory_app.permissions import can_review, has_memory_permission, is_service_account
+from memory_app.permissions import (
+    can_review,
+    has_memory_permission,
+    is_service_account,
+    memory_permissions_known,
+)
+from memory_app.selectors.turn import turn_rows
 from memory_app.services.stores import store_for_user
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
@@ -132,11 +139,15 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
                 "The conversation store needs the X-Memory-Conversation header.",
                 fields={"store": ["Send X-Memory-Conversation to use 'conversation'."]},
             )
-        store = MemoryStore.objects.filter(conversation=actor.conversation).first()
+        store = _turn_store(actor, name) or (
+            MemoryStore.objects.filter(conversation=actor.conversation).first()
+        )
     elif name == "user":
         if not has_memory_permission(user, "read_memory"):
             raise NotFound(f"No store named {name!r}.")
-        return store_for_user(user=user)
+        return _turn_store(actor, name) or store_for_user(user=user)
+    elif store := _turn_store(actor, name):
+        return store
     else:
         kind, _, rest = name.partition(":")
         lookup = (
@@ -158,6 +169,33 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
     if store is None:
         raise NotFound(f"No store named {name!r}.")
     return store
+
+
+def _turn_store(actor: Actor, name: str) -> MemoryStore | None:
+    """The store `name` names among those resolved with the turn
+    (Actor.stores), without a query; None when it is not among them (it
+    may still be readable: another conversation of the user's)."""
+    if actor.stores is None:
+        return None
+    kind, _, rest = name.partition(":")
+    if name in ("conversation", "user"):
+        wanted = {"conversation": Scope.CONVERSATION, "user": Scope.USER}[name]
+        found = (store for store in actor.stores.values() if store.scope == wanted)
+    elif rest and kind == "system":
+        found = (
+            store
+            for store in actor.stores.values()
+            if store.scope == Scope.SYSTEM and store.system.slug == rest
+        )
+    elif rest and kind in ("user", "conversation"):
+        return None
+    else:
+        found = (
+            store
+            for store in actor.stores.values()
+            if store.scope == Scope.WORKSPACE and store.slug == name
+        )
+    return next(found, None)
 
 
 def _not_yet_created_store(external_id: str) -> MemoryStore:
@@ -207,29 +245,40 @@ def access_document(
     return document
 
 
-def access_conversation(
-    *, user: AbstractBaseUser, external_id: str, create: bool
-) -> Conversation | None:
-    """The conversation of the X-Memory-Conversation header.
+@dataclass(frozen=True)
+class Turn:
+    """The conversation of a tool call and the stores its turn may draw on
+    (None: not resolved, as after creating the conversation)."""
 
-    A write (`create`) creates it on first use, with the user as participant,
-    and its store; a read naming an unknown one gets None and creates
-    nothing, so no one can claim an id before its rightful user's first
-    write. A user who is not a participant of an existing one gets NotFound.
+    conversation: Conversation | None
+    stores: dict[int, MemoryStore] | None
+
+
+def access_turn(*, user: AbstractBaseUser, external_id: str | None, create: bool) -> Turn:
+    """The conversation of the X-Memory-Conversation header, with the stores
+    `context_stores_q` allows, in one statement (selectors/turn.py).
+
+    A write (`create`) creates the conversation on first use, with the user
+    as participant, and its store; a read naming an unknown one gets None
+    and creates nothing, so no one can claim an id before its rightful
+    user's first write. A user who is not a participant of an existing one
+    gets NotFound. Also primes `has_memory_permission` for the user.
     """
-    from memory_app.services.conversations import conversation_find, conversation_open
+    from memory_app.services.conversations import conversation_open
 
-    if create:
+    found = turn_rows(user=user, external_id=external_id)
+    memory_permissions_known(user, found)
+    stores = found.stores if has_memory_permission(user, "read_memory") else {}
+    if external_id is None or (found.conversation is None and not create):
+        return Turn(None, stores)
+    if found.conversation is None:
         conversation = conversation_open(user=user, external_id=external_id)
-    else:
-        conversation = conversation_find(user=user, external_id=external_id)
         if conversation is None:
-            return None
-        if not conversation.joined:
-            conversation = None
-    if conversation is None:
+            raise NotFound("No such conversation.")
+        return Turn(conversation, None)
+    if not found.joined:
         raise NotFound("No such conversation.")
-    return conversation
+    return Turn(found.conversation, stores)
 
 
 def access_user_by_name(username: str) -> AbstractBaseUser:

@@ -1,10 +1,11 @@
 """Who is calling, on whose behalf, in which conversation and run."""
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from memory_app.models import Conversation
+from memory_app.models import Conversation, MemoryStore
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class Actor:
     run_id: str = ""
     # The X-Memory-Conversation a read named when no such conversation exists yet.
     conversation_name: str = ""
+    # The stores this turn may draw on, by id, when they were resolved with
+    # the conversation (access_turn); None: not resolved, ask the database.
+    stores: Mapping[int, MemoryStore] | None = field(default=None, compare=False, repr=False)
 
     @property
     def on_behalf_of(self) -> AbstractBaseUser | None:

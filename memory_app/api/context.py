@@ -5,7 +5,7 @@ import re
 from pydantic import BaseModel, ValidationError
 from rest_framework.request import Request
 
-from memory_app.access import access_conversation
+from memory_app.access import Turn, access_turn
 from memory_app.actors import Actor
 from memory_app.api.behalf import HEADER, principal_for
 from memory_app.api.validation import RUNTIME_VALUE
@@ -27,28 +27,33 @@ def _header(request: Request, name: str) -> str | None:
     return value
 
 
-def actor_from_request(request: Request, *, create_conversation: bool = False) -> Actor:
+def actor_from_request(
+    request: Request, *, create_conversation: bool = False, with_stores: bool = False
+) -> Actor:
     """Resolve X-Memory-On-Behalf-Of, X-Memory-Conversation and X-Memory-Run.
 
     Only holders of "act on behalf" may send the first (403 otherwise); a
     conversation the principal does not take part in is a 404. Only a write
     (`create_conversation`) creates a conversation that does not exist yet.
+    The conversation comes with the stores the turn may draw on, in the same
+    statement; `with_stores` asks for them when no conversation is named.
     """
     agent = request.user
     _header(request, HEADER)  # a malformed name is a 400 before any rights check
     user = principal_for(request)
     conversation_id = _header(request, "X-Memory-Conversation")
-    conversation = (
-        access_conversation(user=user, external_id=conversation_id, create=create_conversation)
-        if conversation_id
-        else None
+    turn = (
+        access_turn(user=user, external_id=conversation_id, create=create_conversation)
+        if conversation_id or with_stores
+        else Turn(None, None)
     )
     return Actor(
         user=user,
         agent=agent,
-        conversation=conversation,
+        conversation=turn.conversation,
         run_id=_header(request, "X-Memory-Run") or "",
-        conversation_name=conversation_id if conversation_id and conversation is None else "",
+        conversation_name=conversation_id if conversation_id and turn.conversation is None else "",
+        stores=turn.stores,
     )
 
 

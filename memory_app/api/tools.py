@@ -113,6 +113,8 @@ class ToolView(APIView):
     input_model: ClassVar[type[BaseModel]]
     responses: ClassVar[dict]
     needs_conversation: ClassVar[bool] = False
+    # Draws on every store of the turn (memory_search, memory_context).
+    reads_turn_stores: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -129,7 +131,9 @@ class ToolView(APIView):
         )(cls)
 
     def post(self, request: Request) -> Response:
-        actor = actor_from_request(request, create_conversation=self.write)
+        actor = actor_from_request(
+            request, create_conversation=self.write, with_stores=self.reads_turn_stores
+        )
         if not self.write:
             check_can_read(actor)
         return self.run(actor, parse_input(self.input_model, request.data))
@@ -279,6 +283,7 @@ class MemorySearchView(ToolView):
         "conversation's), best first. Memory is advisory: verify before acting."
     )
     write = False
+    reads_turn_stores = True
     input_model = schemas.SearchIn
     responses = {200: schemas.SearchOut, **READ_ERRORS}
 
@@ -306,6 +311,7 @@ class MemoryContextView(ToolView):
         "memory_mark_used."
     )
     write = False
+    reads_turn_stores = True
     input_model = schemas.ContextIn
     responses = {200: schemas.ContextOut, **READ_ERRORS}
 

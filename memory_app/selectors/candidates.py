@@ -63,8 +63,17 @@ def split_identifiers(text: str) -> tuple[list[str], str]:
     return identifiers[:MAX_TERMS], IDENTIFIER.sub(" ", text)
 
 
+@dataclass(frozen=True)
+class Where:
+    """A filter on the documents table as SQL on its bare column names: what
+    the hot paths hand `gather` instead of a queryset it would compile."""
+
+    sql: str
+    params: tuple = ()
+
+
 def gather(
-    documents: QuerySet,
+    documents: QuerySet | Where,
     query_text: str,
     *,
     fields: tuple[str, ...],
@@ -76,7 +85,11 @@ def gather(
 ) -> list[Found]:
     """Candidates among `documents`, each with its scores and the lists it came from."""
     try:
-        where, where_params = _where(documents)
+        where, where_params = (
+            (documents.sql, list(documents.params))
+            if isinstance(documents, Where)
+            else _where(documents)
+        )
     except EmptyResultSet:
         return []
     vector_text = _vector_literal(vector) if vector is not None else None
@@ -140,14 +153,14 @@ def gather(
         # The final SELECT's placeholders come after every CTE's.
         cursor.execute(sql, [*params, *final_params])
         width = len(model_fields)
+        attnames = [f.attname for f in model_fields]
+        # Few fields convert what the driver returns (JSON's text, say): look them up once.
+        converters = [(i, f) for i, f in enumerate(model_fields) if hasattr(f, "from_db_value")]
         for row in cursor.fetchall():
-            values = [
-                f.from_db_value(v, None, connection) if hasattr(f, "from_db_value") else v
-                for f, v in zip(model_fields, row[:width], strict=True)
-            ]
-            document = MemoryDocument.from_db(
-                connection.alias, [f.attname for f in model_fields], values
-            )
+            values = list(row[:width])
+            for index, model_field in converters:
+                values[index] = model_field.from_db_value(values[index], None, connection)
+            document = MemoryDocument.from_db(connection.alias, attnames, values)
             lexical_score, coverage, identifier, dist, *in_lists = row[width:]
             sources = frozenset(name for name, hit in zip(lists, in_lists, strict=True) if hit)
             found.append(

@@ -38,7 +38,7 @@ from memory_app.models import (
     Scope,
     Trust,
 )
-from memory_app.selectors.candidates import gather, moment_in
+from memory_app.selectors.candidates import Where, gather, moment_in
 from memory_app.selectors.timeframe import time_window
 
 
@@ -155,11 +155,14 @@ def context_stores(actor: Actor, stores: Sequence[str] | None = None) -> dict[in
 
     A plain id list keeps the candidate queries simple for the planner, and
     attaching these store objects to the hits spares a four-table join on
-    every candidate fetch.
+    every candidate fetch. A tool call has them already when they came with
+    its conversation (access_turn); others ask here.
     """
     if stores:
         resolved = [access_store(actor, name) for name in stores]
         return {store.pk: store for store in resolved}
+    if actor.stores is not None:
+        return dict(actor.stores)
     return {
         store.pk: store
         for store in MemoryStore.objects.filter(context_stores_q(actor))
@@ -176,26 +179,32 @@ def searchable_documents(
     tags: Sequence[str] | None = None,
     include_drafts: bool = True,
     scope: dict[int, MemoryStore] | None = None,
-) -> QuerySet[MemoryDocument]:
+) -> Where:
     """Active, unexpired documents of the actor's context stores, narrowed by the filters.
 
     Expiry is checked here, not only by the expiry job: between its runs an
-    expired memory must not be served.
+    expired memory must not be served. Written as SQL: the ORM spent longer
+    building and compiling this filter on every call (about 0.2 ms) than
+    PostgreSQL spends on it.
     """
     if scope is None:
         scope = context_stores(actor, stores)
-    documents = MemoryDocument.objects.filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
-        store_id__in=list(scope),
-        state__in=LIVE_STATES,
-    )
+    conditions = [
+        "(expires_at IS NULL OR expires_at > %s)",
+        "store_id = ANY(%s)",
+        "state = ANY(%s)",
+    ]
+    params: list = [timezone.now(), list(scope), list(LIVE_STATES)]
     if doc_types:
-        documents = documents.filter(doc_type__in=doc_types)
+        conditions.append("doc_type = ANY(%s)")
+        params.append(list(doc_types))
     if tags:
-        documents = documents.filter(tags__overlap=list(tags))
+        conditions.append("tags && %s::varchar(64)[]")
+        params.append(list(tags))
     if not include_drafts:
-        documents = documents.exclude(trust=Trust.AGENT_DRAFT).exclude(state=DocState.CONSTRAINED)
-    return documents
+        conditions.append("trust <> %s AND state <> %s")
+        params += [Trust.AGENT_DRAFT, DocState.CONSTRAINED]
+    return Where(" AND ".join(conditions), tuple(params))
 
 
 # The driver's connections whose session already holds the HNSW options: a
@@ -291,7 +300,7 @@ def rerank(
 
 
 def hybrid_candidates(
-    documents: QuerySet,
+    documents: QuerySet | Where,
     query_text: str,
     *,
     scope: dict[int, MemoryStore],

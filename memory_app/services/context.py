@@ -55,25 +55,24 @@ def memory_context_load(
         payload["run_id"] = actor.run_id
     if actor.on_behalf_of is not None:
         payload["on_behalf_of"] = actor.user.get_username()
-    with transaction.atomic():
-        trace_id, event_id = context_audit_write(
-            principal_id=actor.user.pk,
-            agent_id=actor.agent.pk,
-            conversation_id=actor.conversation.pk if actor.conversation else None,
-            run_id=actor.run_id,
-            message_sha256=sha256_text(message),
-            context_sha256=sha256_text(built.text),
-            candidates=built.trace,
-            tokens=built.tokens,
-            budget=budget,
-            payload=payload,
-            rows=[
-                AuditRow(
-                    e.document.pk, e.document.version, e.score, e.components, e.block, e.tokens
-                )
-                for e in built.entries
-            ],
-        )
+    # One statement, atomic by itself: no transaction of its own (that would
+    # be two more round trips, BEGIN and COMMIT).
+    trace_id, event_id = context_audit_write(
+        principal_id=actor.user.pk,
+        agent_id=actor.agent.pk,
+        conversation_id=actor.conversation.pk if actor.conversation else None,
+        run_id=actor.run_id,
+        message_sha256=sha256_text(message),
+        context_sha256=sha256_text(built.text),
+        candidates=built.trace,
+        tokens=built.tokens,
+        budget=budget,
+        payload=payload,
+        rows=[
+            AuditRow(e.document.pk, e.document.version, e.score, e.components, e.block, e.tokens)
+            for e in built.entries
+        ],
+    )
     return ContextResult(built, event_id, trace_id)
 
 

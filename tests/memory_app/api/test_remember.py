@@ -285,11 +285,12 @@ def test_a_body_over_the_request_limit_is_413(tools, settings):
 
 def test_a_new_memory_costs_a_fixed_number_of_statements(tools, django_assert_num_queries):
     tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
-    # Authentication with the memory permissions, and access (3), the transaction
-    # (2), quota lock and counts (3), the path read for the fields a re-save keeps,
-    # path lookup and dedup scan (3), the insert in its savepoint (3), the first
-    # version (1, nothing to chain to beyond genesis) and the event (1).
-    with django_assert_num_queries(16):
+    # Authentication with the memory permissions and the principal (1), the
+    # conversation with its store (1), the transaction (2), quota lock and counts
+    # (2), the path read for the fields a re-save keeps, path lookup and dedup
+    # scan (3), the insert in its savepoint (3), the first version (1, nothing to
+    # chain to beyond genesis) and the event (1).
+    with django_assert_num_queries(14):
         tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),

@@ -157,8 +157,9 @@ def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_que
     for n in range(40):
         make_document(runbooks, path=f"r/{n}", title=f"Kafka lag {n}", content=f"{KAFKA} {n}")
     tools.ok("memory_search", {"query": "warm up"})
-    # API key with its memory permissions, conversation, stores, one candidate statement.
-    with django_assert_max_num_queries(4):
+    # API key with its memory permissions, the conversation with the turn's stores,
+    # one candidate statement.
+    with django_assert_max_num_queries(3):
         body = tools.ok("memory_search", {"query": "kafka consumer lag", "limit": 20})
     assert len(body["results"]) == 20
 

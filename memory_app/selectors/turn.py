@@ -1,0 +1,179 @@
+"""The conversation of a tool call and the stores its turn may draw on, in
+one statement.
+
+Every tool call naming X-Memory-Conversation looks the conversation up
+(with whether the principal takes part in it), and memory_search and
+memory_context then need the stores the turn may read: workspace stores,
+the systems the principal's teams hold a grant on, their own store and the
+conversation's. Built by the ORM these were two statements whose Python
+(compiling the OR of subqueries, instantiating related rows) cost several
+times their time in PostgreSQL. The SQL below is written once per process,
+with table and column names from the models' metadata; it reads the
+grants, the participants and the group policies afresh on every call, so a
+revoked grant, a removed participant or a revoked permission takes effect
+on the next call. Which stores count is access.py's rule (`store_read_q`
+and `context_stores_q`); `tests/memory_app/api/test_turn_scope.py` holds
+the two to the same answers.
+"""
+
+import functools
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+
+from memory_app.models import (
+    Conversation,
+    GroupMemoryPolicy,
+    MemoryStore,
+    Scope,
+    System,
+    SystemGrant,
+)
+
+
+@dataclass(frozen=True)
+class TurnRows:
+    """What the statement found: the conversation named (None if there is
+    none), whether the user takes part in it, the stores in scope by id,
+    and whether the user's groups revoke reading or managing memory."""
+
+    conversation: Conversation | None
+    joined: bool
+    stores: dict[int, MemoryStore]
+    revokes_read_memory: bool
+    revokes_manage_memory: bool
+
+
+def _columns(model, alias: str) -> list[str]:
+    quote = connection.ops.quote_name
+    return [f"{alias}.{quote(f.column)}" for f in model._meta.concrete_fields]
+
+
+@functools.cache
+def _statement() -> str:
+    quote = connection.ops.quote_name
+    user_model = get_user_model()
+    groups = user_model._meta.get_field("groups")
+    membership = quote(groups.m2m_db_table())
+    member, group = quote(groups.m2m_column_name()), quote(groups.m2m_reverse_name())
+    participants = Conversation._meta.get_field("participants")
+    joins = quote(participants.m2m_db_table())
+    joined_conversation = quote(participants.m2m_column_name())
+    joined_user = quote(participants.m2m_reverse_name())
+    policy = quote(GroupMemoryPolicy._meta.db_table)
+    policy_group = quote(GroupMemoryPolicy._meta.get_field("group").column)
+    grant = SystemGrant._meta
+    store = MemoryStore._meta
+
+    def column(meta, name: str) -> str:
+        return quote(meta.get_field(name).column)
+
+    def revokes(flag: str) -> str:
+        return (
+            f"EXISTS (SELECT 1 FROM {membership} m JOIN {policy} p ON p.{policy_group} = m.{group}"  # noqa: S608 - names from the models
+            f" WHERE m.{member} = %(user)s AND NOT p.{quote(flag)})"
+        )
+
+    stores, scope = quote(store.db_table), column(store, "scope")
+    # One branch per kind of store, each on its own index but the workspace
+    # one (few rows); a conversation's store only if the user takes part.
+    in_scope = (
+        f"SELECT s.id FROM {stores} s WHERE s.{scope} = %(workspace)s"  # noqa: S608 - names from the models
+        f" UNION ALL SELECT s.id FROM {stores} s"
+        f" WHERE s.{column(store, 'owner')} = %(user)s AND s.{scope} = %(user_scope)s"
+        f" UNION ALL SELECT s.id FROM {stores} s"
+        f" WHERE s.{scope} = %(system_scope)s AND s.{column(store, 'system')} IN"
+        f" (SELECT g.{column(grant, 'system')} FROM {quote(grant.db_table)} g"
+        f" JOIN {membership} m ON m.{group} = g.{column(grant, 'team')}"
+        f" WHERE m.{member} = %(user)s)"
+        f" UNION ALL SELECT s.id FROM {stores} s JOIN conv"
+        f" ON s.{column(store, 'conversation')} = conv.id AND conv.joined"
+        f" WHERE s.{scope} = %(conversation_scope)s"
+    )
+    conversation = Conversation._meta
+    selected = [
+        *_columns(Conversation, "conv"),
+        "conv.joined",
+        "policy.revokes_read",
+        "policy.revokes_manage",
+        *_columns(MemoryStore, "s"),
+        f"o.{quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)}",
+        *_columns(System, "sy"),
+    ]
+    return (
+        f"WITH conv AS MATERIALIZED (SELECT {', '.join(_columns(Conversation, 'c'))},"  # noqa: S608 - names from the models
+        f" EXISTS (SELECT 1 FROM {joins} j WHERE j.{joined_conversation} = c.id"
+        f" AND j.{joined_user} = %(user)s) AS joined"
+        f" FROM {quote(conversation.db_table)} c"
+        f" WHERE c.{column(conversation, 'external_id')} = %(conversation)s),"
+        f" policy AS (SELECT {revokes('can_read_memory')} AS revokes_read,"
+        f" {revokes('can_manage_memory')} AS revokes_manage)"
+        f" SELECT {', '.join(selected)} FROM policy LEFT JOIN conv ON true"
+        f" LEFT JOIN ({stores} s"
+        f" LEFT JOIN {quote(user_model._meta.db_table)} o"
+        f" ON o.{quote(user_model._meta.pk.column)} = s.{column(store, 'owner')}"
+        f" LEFT JOIN {quote(System._meta.db_table)} sy ON sy.id = s.{column(store, 'system')})"
+        f" ON (%(superuser)s OR NOT policy.revokes_read) AND s.id IN ({in_scope})"
+    )
+
+
+def turn_rows(*, user: AbstractBaseUser, external_id: str | None) -> TurnRows:
+    """The conversation `external_id` names and the stores `user`'s turn may draw on."""
+    user_model = get_user_model()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _statement(),
+            {
+                "user": user.pk,
+                "conversation": external_id,
+                "superuser": bool(user.is_superuser),
+                "workspace": Scope.WORKSPACE,
+                "user_scope": Scope.USER,
+                "system_scope": Scope.SYSTEM,
+                "conversation_scope": Scope.CONVERSATION,
+            },
+        )
+        rows = cursor.fetchall()
+    conversation_width = len(Conversation._meta.concrete_fields)
+    store_width = len(MemoryStore._meta.concrete_fields)
+    first = rows[0]
+    conversation = None
+    if first[0] is not None:
+        conversation = _loaded(Conversation, first[:conversation_width])
+        conversation.joined = first[conversation_width]
+    revokes_read, revokes_manage = first[conversation_width + 1 : conversation_width + 3]
+    stores = {}
+    start = conversation_width + 3
+    for row in rows:
+        values = row[start:]
+        if values[0] is None:
+            continue
+        store = _loaded(MemoryStore, values[:store_width])
+        username, system = values[store_width], values[store_width + 1 :]
+        if store.scope == Scope.USER:
+            store.owner = _loaded(user_model, (store.owner_id, username), _owner_fields())
+        elif store.scope == Scope.SYSTEM:
+            store.system = _loaded(System, system)
+        elif store.scope == Scope.CONVERSATION:
+            store.conversation = conversation
+        stores[store.pk] = store
+    return TurnRows(
+        conversation=conversation,
+        joined=bool(conversation and conversation.joined),
+        stores=stores,
+        revokes_read_memory=revokes_read,
+        revokes_manage_memory=revokes_manage,
+    )
+
+
+def _owner_fields() -> list[str]:
+    """What a store's owner is loaded with: how store_ref names it."""
+    user_model = get_user_model()
+    return [user_model._meta.pk.attname, user_model.USERNAME_FIELD]
+
+
+def _loaded(model, values, attnames: list[str] | None = None):
+    names = attnames or [f.attname for f in model._meta.concrete_fields]
+    return model.from_db(connection.alias, names, values)
