@@ -10,36 +10,23 @@ table and column names from the models' metadata.
 import functools
 
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS, connection
+from django.db import connection
 
-from memory_app.models import ApiKey, GroupMemoryPolicy, Principal
+from memory_app.models import ApiKey, Principal
+from memory_app.selectors.sql import columns, loaded, policy_revokes
 
 
 @functools.cache
 def _statement() -> str:
     quote = connection.ops.quote_name
     user_model = get_user_model()
-    groups = user_model._meta.get_field("groups")
-    membership = quote(groups.m2m_db_table())
-    member, group = quote(groups.m2m_column_name()), quote(groups.m2m_reverse_name())
-    policy = quote(GroupMemoryPolicy._meta.db_table)
-    policy_group = quote(GroupMemoryPolicy._meta.get_field("group").column)
-
-    def columns(model, alias: str) -> list[str]:
-        return [f"{alias}.{quote(f.column)}" for f in model._meta.concrete_fields]
-
-    def revokes(flag: str) -> str:
-        return (
-            f"EXISTS (SELECT 1 FROM {membership} m JOIN {policy} p ON p.{policy_group} = m.{group}"
-            f" WHERE m.{member} = u.{quote(user_model._meta.pk.column)} AND NOT p.{quote(flag)})"
-        )
-
+    user_id = f"u.{quote(user_model._meta.pk.column)}"
     selected = [
         *columns(ApiKey, "k"),
         *columns(user_model, "u"),
         *columns(Principal, "p"),
-        revokes("can_read_memory"),
-        revokes("can_manage_memory"),
+        policy_revokes("can_read_memory", user_id),
+        policy_revokes("can_manage_memory", user_id),
     ]
     key_user = quote(ApiKey._meta.get_field("user").column)
     return (
@@ -52,10 +39,6 @@ def _statement() -> str:
         f" WHERE k.{quote(ApiKey._meta.get_field('key_sha256').column)} = %s"
         f" AND k.{quote(ApiKey._meta.get_field('revoked_at').column)} IS NULL"
     )
-
-
-def _loaded(model, values: tuple):
-    return model.from_db(DEFAULT_DB_ALIAS, [f.attname for f in model._meta.concrete_fields], values)
 
 
 def api_key_lookup(digest: str) -> ApiKey | None:
@@ -73,9 +56,9 @@ def api_key_lookup(digest: str) -> ApiKey | None:
     split = len(ApiKey._meta.concrete_fields)
     end = split + len(user_model._meta.concrete_fields)
     principal_end = end + len(Principal._meta.concrete_fields)
-    key = _loaded(ApiKey, row[:split])
-    key.user = _loaded(user_model, row[split:end])
-    principal = _loaded(Principal, row[end:principal_end]) if row[end] is not None else None
+    key = loaded(ApiKey, row[:split])
+    key.user = loaded(user_model, row[split:end])
+    principal = loaded(Principal, row[end:principal_end]) if row[end] is not None else None
     # The reverse one-to-one's cache: a None there reads as "no Principal".
     user_model._meta.get_field("principal").set_cached_value(key.user, principal)
     if principal is not None:

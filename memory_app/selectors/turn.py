@@ -25,12 +25,12 @@ from django.db import connection
 
 from memory_app.models import (
     Conversation,
-    GroupMemoryPolicy,
     MemoryStore,
     Scope,
     System,
     SystemGrant,
 )
+from memory_app.selectors.sql import columns, loaded, policy_revokes
 
 
 @dataclass(frozen=True)
@@ -46,11 +46,6 @@ class TurnRows:
     revokes_manage_memory: bool
 
 
-def _columns(model, alias: str) -> list[str]:
-    quote = connection.ops.quote_name
-    return [f"{alias}.{quote(f.column)}" for f in model._meta.concrete_fields]
-
-
 @functools.cache
 def _statement() -> str:
     quote = connection.ops.quote_name
@@ -62,19 +57,11 @@ def _statement() -> str:
     joins = quote(participants.m2m_db_table())
     joined_conversation = quote(participants.m2m_column_name())
     joined_user = quote(participants.m2m_reverse_name())
-    policy = quote(GroupMemoryPolicy._meta.db_table)
-    policy_group = quote(GroupMemoryPolicy._meta.get_field("group").column)
     grant = SystemGrant._meta
     store = MemoryStore._meta
 
     def column(meta, name: str) -> str:
         return quote(meta.get_field(name).column)
-
-    def revokes(flag: str) -> str:
-        return (
-            f"EXISTS (SELECT 1 FROM {membership} m JOIN {policy} p ON p.{policy_group} = m.{group}"  # noqa: S608 - names from the models
-            f" WHERE m.{member} = %(user)s AND NOT p.{quote(flag)})"
-        )
 
     stores, scope = quote(store.db_table), column(store, "scope")
     # One branch per kind of store, each on its own index but the workspace
@@ -94,22 +81,22 @@ def _statement() -> str:
     )
     conversation = Conversation._meta
     selected = [
-        *_columns(Conversation, "conv"),
+        *columns(Conversation, "conv"),
         "conv.joined",
         "policy.revokes_read",
         "policy.revokes_manage",
-        *_columns(MemoryStore, "s"),
+        *columns(MemoryStore, "s"),
         f"o.{quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)}",
-        *_columns(System, "sy"),
+        *columns(System, "sy"),
     ]
     return (
-        f"WITH conv AS MATERIALIZED (SELECT {', '.join(_columns(Conversation, 'c'))},"  # noqa: S608 - names from the models
+        f"WITH conv AS MATERIALIZED (SELECT {', '.join(columns(Conversation, 'c'))},"  # noqa: S608 - names from the models
         f" EXISTS (SELECT 1 FROM {joins} j WHERE j.{joined_conversation} = c.id"
         f" AND j.{joined_user} = %(user)s) AS joined"
         f" FROM {quote(conversation.db_table)} c"
         f" WHERE c.{column(conversation, 'external_id')} = %(conversation)s),"
-        f" policy AS (SELECT {revokes('can_read_memory')} AS revokes_read,"
-        f" {revokes('can_manage_memory')} AS revokes_manage)"
+        f" policy AS (SELECT {policy_revokes('can_read_memory', '%(user)s')} AS revokes_read,"
+        f" {policy_revokes('can_manage_memory', '%(user)s')} AS revokes_manage)"
         f" SELECT {', '.join(selected)} FROM policy LEFT JOIN conv ON true"
         f" LEFT JOIN ({stores} s"
         f" LEFT JOIN {quote(user_model._meta.db_table)} o"
@@ -141,7 +128,7 @@ def turn_rows(*, user: AbstractBaseUser, external_id: str | None) -> TurnRows:
     first = rows[0]
     conversation = None
     if first[0] is not None:
-        conversation = _loaded(Conversation, first[:conversation_width])
+        conversation = loaded(Conversation, first[:conversation_width])
         conversation.joined = first[conversation_width]
     revokes_read, revokes_manage = first[conversation_width + 1 : conversation_width + 3]
     stores = {}
@@ -150,12 +137,12 @@ def turn_rows(*, user: AbstractBaseUser, external_id: str | None) -> TurnRows:
         values = row[start:]
         if values[0] is None:
             continue
-        store = _loaded(MemoryStore, values[:store_width])
+        store = loaded(MemoryStore, values[:store_width])
         username, system = values[store_width], values[store_width + 1 :]
         if store.scope == Scope.USER:
-            store.owner = _loaded(user_model, (store.owner_id, username), _owner_fields())
+            store.owner = loaded(user_model, (store.owner_id, username), _owner_fields())
         elif store.scope == Scope.SYSTEM:
-            store.system = _loaded(System, system)
+            store.system = loaded(System, system)
         elif store.scope == Scope.CONVERSATION:
             store.conversation = conversation
         stores[store.pk] = store
@@ -172,8 +159,3 @@ def _owner_fields() -> list[str]:
     """What a store's owner is loaded with: how store_ref names it."""
     user_model = get_user_model()
     return [user_model._meta.pk.attname, user_model.USERNAME_FIELD]
-
-
-def _loaded(model, values, attnames: list[str] | None = None):
-    names = attnames or [f.attname for f in model._meta.concrete_fields]
-    return model.from_db(connection.alias, names, values)
