@@ -24,7 +24,8 @@ CORPUS = [normalize(sample.text) for sample in build_corpus(per_kind=16)]
 BEFORE = ["", " ", "\n  ", "x.", "-", ".", "(", '"', "$", "my_"]
 KEYS = ["password", "db_password", "DB_PASS", "apiKey", "secret", "-token", ".pat", "_pat"]
 KEYS += ["SECRET_KEY", "monkey", "keyboard", "bypass", "license_key", "auth", "credentials"]
-SEPARATORS = ["=", " = ", ": ", " is ", " was ", "=>", " -> ", " ", '":"', "\n"]
+KEYS += ["DB_PW", "smtp_psw", "pw", "upward"]
+SEPARATORS = ["=", " = ", ": ", " is ", " was ", "=>", " -> ", " ", '":"', '\\":\\"', "\n"]
 VALUES = ["hunter22", "s3cr3t!x", "Zq8w-Lm4T_9pR2vK7sX1cY6bN3", "'open sesame'", "${DB_PASS}"]
 assignment = st.tuples(*map(st.sampled_from, (BEFORE, KEYS, SEPARATORS, VALUES))).map("".join)
 assignments = st.lists(assignment, min_size=1, max_size=4).map(" ".join)
