@@ -332,8 +332,9 @@ def _k8s_secret_spans(text: str) -> list[Span]:
 # such rule runs only on the lines around one (with the line after, where
 # a value may sit), found by the shared prefilter pass; on a long
 # write that is a few lines instead of the whole text, and most of the
-# scan's time saved. Rules that need a long token run on the lines that
-# hold one of the shape they need.
+# scan's time saved. A rule that names its own words (a login call, the
+# nouns of prose) waits for those, not for every secret word. Rules that
+# need a long token run on the lines that hold one of the shape they need.
 _SECRET_STEMS = ("pass", "pw", "psw", "secret", "token", "key", "private", "access", "cred")
 _SECRET_STEMS += ("auth", "licen", "_pat", ".pat", "-pat")
 _RULE_STEMS: dict[str, tuple[str, ...]] = {
@@ -341,9 +342,9 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "reverse_comparison": ("==", "!="),
     "key_value_arguments": _SECRET_STEMS,
     "keyword_token": _SECRET_STEMS,
-    "password_in_prose": _SECRET_STEMS,
+    "password_in_prose": ("pass", "secret", "token"),
     "key_value_attribute": _SECRET_STEMS,
-    "credential_call": (*_SECRET_STEMS, "login", "log_in"),
+    "credential_call": ("cred", "auth", "login", "log_in"),
     "password_line": _SECRET_STEMS,
     "aws_access_key_id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "a3t"),
     "url_credentials": ("://",),
