@@ -15,7 +15,7 @@ from memory_app.safety.decoding import decoded_runs
 from memory_app.safety.normalize import normalize
 from memory_app.safety.types import Detector, Span
 
-SCANNER_VERSION = "2026.11.5"
+SCANNER_VERSION = "2026.11.6"
 
 # Order matters for overlaps: the engine's vendor name wins over our
 # generic shapes, which win over the entropy rule.

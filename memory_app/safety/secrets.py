@@ -24,7 +24,7 @@ _SECRET_WORD = (
     r"|private[_.-]?key|auth[_.-]?key|credentials?|licen[cs]e(?:[_.-]?key)?|signing[_.-]?key"
     r"|encryption[_.-]?key|master[_.-]?key|session[_.-]?key|app[_.-]?key"
     r"|(?<=[a-z0-9_.-])(?:key|private|access)\b|(?<=[a-z0-9])(?-i:KEY|PRIVATE|ACCESS)"
-    r"|(?<=[_.-])pat\b"
+    r"|(?<=[_.-])pat\b|psw|(?<![a-z0-9])pw\b"
 )
 # Identifiers that name where a secret lives or what it is, not the secret.
 _NOT_A_VALUE_KEY = re.compile(
@@ -51,11 +51,12 @@ _ASSIGNED_KEY = (
 _QUOTED = r"@?\\?(?P<q>[\"'`])(?P<qv>(?:(?!\\?(?P=q))[^\n]){{{min},200}})\\?(?P=q)"
 _BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
 
-# After the key: its closing quote, a subscript's bracket (env["TOKEN"] =,
+# After the key: its closing quote, escaped inside a string literal
+# ("{\"password\":\"…\"}") or not, a subscript's bracket (env["TOKEN"] =,
 # char password[] =), then the operator of any language (=, :=, ?=, ||=,
 # <-, =>, ==) or a verb of prose.
 _ASSIGNMENT = re.compile(
-    rf"(?i)(?P<key>{_ASSIGNED_KEY})(?:[\"'`]?\]|\[\])?[\"'`]?"
+    rf"(?i)(?P<key>{_ASSIGNED_KEY})(?:[\"'`]?\]|\[\])?(?:\\?[\"'`])?"
     r"(?P<sep>\s*(?:={1,3}|!==?|[:?]=|\|\|=|=>|->|<-|:|\s+(?:is|was|are|to|set\s+to)\s*:?)\s*)"
     rf"(?:{_QUOTED.format(min=4)}|{_BARE.format(min=4)})"
 )
@@ -168,10 +169,13 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         rf"(?:value\s*=\s*[\"'](?P<fv>[^\"'\n]{{4,200}})[\"']|>(?P<bv>[^<>\n]{{4,200}})</)"
     ),
     # NetworkCredential("user", "pass"), PSCredential, HTTPBasicAuth("u", "p"),
-    # auth=("u", "p"), basic_auth: ["u", "p"]
+    # auth=("u", "p"), basic_auth: ["u", "p"]; a login call's two arguments,
+    # the password quoted: smtp.login(user, "…"), authenticate(name, '…')
     "credential_call": re.compile(
         r"(?i)\b\w*(?:credentials?|auth)\s*[=:]?\s*[(\[]\s*[\"'][^\"'\n]+[\"']\s*,\s*"
         r"[\"'](?P<qv>[^\"'\n]{4,200})[\"']"
+        r"|\b(?:login|log_in|authenticate)\s*\(\s*[^,()\n]{1,200},\s*"
+        r"[\"'`](?P<fv>[^\"'`\n]{4,200})[\"'`]\s*\)"
     ),
     "keyword_token": _SPACED,
 }
@@ -203,7 +207,9 @@ _K8S_FLOW_ENTRY = re.compile(r"[\"']?[\w.-]+[\"']?\s*:\s*[\"']?(?P<bv>[^\s\"',{}
 
 
 _STRONG_KEY = re.compile(
-    r"pass|pwd|secret|token|cred|auth|(?:private|api|access|signing|encryption)[_ .-]?key", re.I
+    r"pass|pwd|psw|(?<![a-z0-9])pw(?![a-z0-9])|secret|token|cred|auth"
+    r"|(?:private|api|access|signing|encryption)[_ .-]?key",
+    re.I,
 )
 
 
@@ -326,18 +332,19 @@ def _k8s_secret_spans(text: str) -> list[Span]:
 # such rule runs only on the lines around one (with the line after, where
 # a value may sit), found by the shared prefilter pass; on a long
 # write that is a few lines instead of the whole text, and most of the
-# scan's time saved. Rules that need a long token run on the lines that
-# hold one of the shape they need.
-_SECRET_STEMS = ("pass", "pwd", "secret", "token", "key", "private", "access", "cred", "auth")
-_SECRET_STEMS += ("licen", "_pat", ".pat", "-pat")
+# scan's time saved. A rule that names its own words (a login call, the
+# nouns of prose) waits for those, not for every secret word. Rules that
+# need a long token run on the lines that hold one of the shape they need.
+_SECRET_STEMS = ("pass", "pw", "psw", "secret", "token", "key", "private", "access", "cred")
+_SECRET_STEMS += ("auth", "licen", "_pat", ".pat", "-pat")
 _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "password_assignment": _SECRET_STEMS,
     "reverse_comparison": ("==", "!="),
     "key_value_arguments": _SECRET_STEMS,
     "keyword_token": _SECRET_STEMS,
-    "password_in_prose": _SECRET_STEMS,
+    "password_in_prose": ("pass", "secret", "token"),
     "key_value_attribute": _SECRET_STEMS,
-    "credential_call": _SECRET_STEMS,
+    "credential_call": ("cred", "auth", "login", "log_in"),
     "password_line": _SECRET_STEMS,
     "aws_access_key_id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "a3t"),
     "url_credentials": ("://",),

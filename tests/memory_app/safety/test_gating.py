@@ -24,7 +24,8 @@ CORPUS = [normalize(sample.text) for sample in build_corpus(per_kind=16)]
 BEFORE = ["", " ", "\n  ", "x.", "-", ".", "(", '"', "$", "my_"]
 KEYS = ["password", "db_password", "DB_PASS", "apiKey", "secret", "-token", ".pat", "_pat"]
 KEYS += ["SECRET_KEY", "monkey", "keyboard", "bypass", "license_key", "auth", "credentials"]
-SEPARATORS = ["=", " = ", ": ", " is ", " was ", "=>", " -> ", " ", '":"', "\n"]
+KEYS += ["DB_PW", "smtp_psw", "pw", "upward"]
+SEPARATORS = ["=", " = ", ": ", " is ", " was ", "=>", " -> ", " ", '":"', '\\":\\"', "\n"]
 VALUES = ["hunter22", "s3cr3t!x", "Zq8w-Lm4T_9pR2vK7sX1cY6bN3", "'open sesame'", "${DB_PASS}"]
 assignment = st.tuples(*map(st.sampled_from, (BEFORE, KEYS, SEPARATORS, VALUES))).map("".join)
 assignments = st.lists(assignment, min_size=1, max_size=4).map(" ".join)
@@ -44,6 +45,31 @@ def test_a_key_first_rule_matches_only_where_a_key_starts(text):
         starts = set(gate.key_starts(rule, 0, len(text)))
         for match in secrets._PATTERNS[rule].finditer(text):
             assert match.start() in starts, (rule, text, match.group())
+
+
+# Calls and prose around credentials, for the rules gated on a few words
+# of their own rather than on every secret word.
+OPENERS = ["login(", "smtp.log_in (", "authenticate(", "HTTPBasicAuth(", "auth=(", "creds: ["]
+OPENERS += ["NetworkCredential(", "connect(", "the password is ", "Passcode was: ", "the key is "]
+OPENERS += ["the token was ", "my secret is "]
+FIRST = ["", "user, ", '"ops", ', "'ops',", "self.name ,"]
+QUOTES = ['"', "'", "`"]
+CLOSERS = ["", ")", "]", " )", ", 1)"]
+call = st.tuples(*map(st.sampled_from, (OPENERS, FIRST, QUOTES, VALUES[:3], QUOTES, CLOSERS))).map(
+    "".join
+)
+calls = st.lists(call, min_size=1, max_size=4).map("\n".join)
+STEM_GATED = [r for r in secrets._RULE_STEMS if r not in secrets._WHOLE_TEXT_RULES]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(calls, assignments))
+def test_every_match_of_a_stem_gated_rule_holds_one_of_its_stems(text):
+    for rule in STEM_GATED:
+        for match in secrets._PATTERNS[rule].finditer(text):
+            # A stem may hold the character a look-behind reads before the match (-pat).
+            found = text[max(match.start() - 1, 0) : match.end()].lower()
+            assert any(stem in found for stem in secrets._RULE_STEMS[rule]), (rule, match.group())
 
 
 # Pieces of text around a token's length: runs of token characters cut by

@@ -51,6 +51,15 @@ TOKEN = generated(32)
         f"key={generated(32, string.hexdigits[:16])}",
         # a line that is only the name and a quoted value
         f'client_secret "{TOKEN}";',
+        # JSON inside a string literal, its quotes escaped
+        f'body = "{{\\"user\\":\\"ops\\",\\"password\\":\\"{PASSWORD}\\"}}"',
+        # short names for a password: psw, pw after a separator or alone
+        f'smtp_psw: "{PASSWORD}"',
+        f"DB_PW={PASSWORD}",
+        f'$pw = "{PASSWORD}";',
+        # a login call's password argument
+        f'server.login(sender, "{PASSWORD}")',
+        f"authenticate(request.user, '{PASSWORD}')",
     ],
 )
 def test_a_password_assigned_in_any_syntax_is_refused(text):
@@ -162,6 +171,10 @@ def test_a_placeholder_in_a_new_shape_never_blocks(text):
         'translations.put("password", "Mot de passe");',
         'kinds = ["Secret", "ConfigMap", "Deployment"]',
         "if password == confirm_password:",
+        # a login call with variables, a password read at run time, "pw" inside a word
+        "client.login(username, password)",
+        'pw = getpass.getpass("Password: ")',
+        'upward_trend = "steady growth"',
         '{"key": "cpu.usage.idle[0,1]", "value": 12}',
         # a scheme whose value is a variable
         "Authorization: Negotiate ${KERBEROS_TICKET}",
