@@ -11,7 +11,8 @@ times their time in PostgreSQL. The SQL below is written once per process,
 with table and column names from the models' metadata; it reads the
 grants, the participants and the group policies afresh on every call, so a
 revoked grant, a removed participant or a revoked permission takes effect
-on the next call. Which stores count is access.py's rule (`store_read_q`
+on the next call. The statement is prepared once per connection
+(selectors/prepared.py). Which stores count is access.py's rule (`store_read_q`
 and `context_stores_q`); `tests/memory_app/api/test_turn_scope.py` holds
 the two to the same answers.
 """
@@ -30,6 +31,7 @@ from memory_app.models import (
     System,
     SystemGrant,
 )
+from memory_app.selectors.prepared import Prepared, execute_prepared, prepared
 from memory_app.selectors.sql import columns, loaded, policy_revokes
 
 
@@ -47,7 +49,7 @@ class TurnRows:
 
 
 @functools.cache
-def _statement() -> str:
+def _statement() -> Prepared:
     quote = connection.ops.quote_name
     user_model = get_user_model()
     groups = user_model._meta.get_field("groups")
@@ -89,7 +91,8 @@ def _statement() -> str:
         f"o.{quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)}",
         *columns(System, "sy"),
     ]
-    return (
+    return prepared(
+        "memory_turn_scope",
         f"WITH conv AS MATERIALIZED (SELECT {', '.join(columns(Conversation, 'c'))},"  # noqa: S608 - names from the models
         f" EXISTS (SELECT 1 FROM {joins} j WHERE j.{joined_conversation} = c.id"
         f" AND j.{joined_user} = %(user)s) AS joined"
@@ -102,7 +105,7 @@ def _statement() -> str:
         f" LEFT JOIN {quote(user_model._meta.db_table)} o"
         f" ON o.{quote(user_model._meta.pk.column)} = s.{column(store, 'owner')}"
         f" LEFT JOIN {quote(System._meta.db_table)} sy ON sy.id = s.{column(store, 'system')})"
-        f" ON (%(superuser)s OR NOT policy.revokes_read) AND s.id IN ({in_scope})"
+        f" ON (%(superuser)s OR NOT policy.revokes_read) AND s.id IN ({in_scope})",
     )
 
 
@@ -110,7 +113,8 @@ def turn_rows(*, user: AbstractBaseUser, external_id: str | None) -> TurnRows:
     """The conversation `external_id` names and the stores `user`'s turn may draw on."""
     user_model = get_user_model()
     with connection.cursor() as cursor:
-        cursor.execute(
+        execute_prepared(
+            cursor,
             _statement(),
             {
                 "user": user.pk,

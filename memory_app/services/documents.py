@@ -11,7 +11,8 @@ from datetime import datetime
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
+from django.db.models.constants import OnConflict
 
 from memory_app.embeddings import document_text, embed_text, get_backend
 from memory_app.hashing import sha256_text
@@ -21,8 +22,7 @@ from memory_app.services.versions import SourceRef, version_append
 logger = logging.getLogger(__name__)
 
 
-@transaction.atomic
-def document_create(
+def document_insert(
     *,
     store: MemoryStore,
     path: str,
@@ -46,13 +46,16 @@ def document_create(
     embedding: np.ndarray | None = None,
     promoted_from: MemoryVersion | None = None,
     reason: str = "",
-) -> MemoryDocument:
-    """Insert the head and version 1 in one transaction.
+) -> MemoryDocument | None:
+    """Insert the head and version 1, unless (store, path) is taken: then
+    write nothing and return None.
 
-    Raises IntegrityError when (store, path) is taken; callers that race on
-    a path catch it and retry as an update.
+    A taken path is no error here (ON CONFLICT DO NOTHING), so a writer
+    racing for a path needs no savepoint to keep its transaction usable:
+    two statements fewer than catching the IntegrityError. Run it inside
+    the caller's transaction.
     """
-    document = MemoryDocument.objects.create(
+    document = MemoryDocument(
         store=store,
         path=path,
         title=title,
@@ -72,6 +75,17 @@ def document_create(
         embedding=embedding,
         embedding_model=get_backend().model_id if embedding is not None else "",
     )
+    meta = MemoryDocument._meta
+    inserted = MemoryDocument._base_manager._insert(
+        [document],
+        fields=[field for field in meta.local_concrete_fields if not field.generated],
+        returning_fields=[meta.pk],
+        on_conflict=OnConflict.IGNORE,
+    )
+    if not inserted:
+        return None
+    document._state.adding = False
+    document._state.db = DEFAULT_DB_ALIAS
     version_append(
         document=document,
         change=change,
@@ -83,6 +97,18 @@ def document_create(
         scanner_version=scanner_version,
         findings=findings,
     )
+    return document
+
+
+@transaction.atomic
+def document_create(**fields) -> MemoryDocument:
+    """document_insert (same arguments) for a path the caller expects free.
+
+    Raises IntegrityError when (store, path) is taken.
+    """
+    document = document_insert(**fields)
+    if document is None:
+        raise IntegrityError(f"The path {fields['path']!r} is taken in its store.")
     return document
 
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from memory_app.access import access_store
 from memory_app.actors import Actor
@@ -15,7 +15,7 @@ from memory_app.policy import check_store_write, check_write_quota
 from memory_app.services.dedup import near_duplicate
 from memory_app.services.documents import (
     WriteResult,
-    document_create,
+    document_insert,
     embedding_for,
     head_update,
 )
@@ -74,13 +74,19 @@ class RememberInput:
         """The optional fields the caller sent."""
         return {name: getattr(self, name) for name in DEFAULTS if getattr(self, name) is not UNSENT}
 
-    def resolved(self, existing: MemoryDocument | None) -> dict:
+    def resolved(
+        self, existing: MemoryDocument | None, head_refs: list[SourceRef] | None = None
+    ) -> dict:
         """Each optional field as the write applies it: sent, else kept from
-        `existing` (its head and the head's source refs), else the default."""
+        `existing` (its head and the head's source refs, `head_refs` when the
+        caller has them already), else the default."""
         kept = dict(DEFAULTS)
         if existing is not None:
             kept |= {name: getattr(existing, name) for name in DEFAULTS if name != "source_refs"}
-            kept["source_refs"] = head_source_refs(existing)
+            if self.source_refs is UNSENT and head_refs is None:
+                head_refs = head_source_refs(existing)
+            if self.source_refs is UNSENT:
+                kept["source_refs"] = head_refs
         return kept | self.sent() | {"title": self.effective_title}
 
 
@@ -98,7 +104,8 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     check_sizes(content=data.content, path=path)
     store = access_store(actor, data.store)
     # What the write will keep, to judge and scan the document it leaves.
-    values = data.resolved(MemoryDocument.objects.filter(store=store, path=path).first())
+    found = MemoryDocument.objects.filter(store=store, path=path).first()
+    values = data.resolved(found)
     # The refusal event names the store only: a refused path or title may be
     # the very text the scanner objects to.
     with recording_refusals(actor, tool="memory_remember", store=data.store):
@@ -123,7 +130,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     }
     with transaction.atomic():
         check_write_quota(actor)
-        result = _write(actor, store, path, data, embedding, version_kwargs)
+        result = _write(actor, store, path, data, embedding, version_kwargs, (found, values))
     if result.document.embedding is None:
         _embed_later(result.document)
     event_record(
@@ -141,9 +148,9 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     return result
 
 
-def _head_fields(data: RememberInput, store: MemoryStore, existing: MemoryDocument | None) -> dict:
-    """The head the write leaves, with the version's source refs."""
-    values = data.resolved(existing)
+def _head_fields(data: RememberInput, store: MemoryStore, values: dict) -> dict:
+    """The head the write leaves, with the version's source refs, from the
+    optional fields as `data.resolved` gave them."""
     always_inject = values["always_inject"]
     if data.always_inject is not UNSENT:
         # Pins in shared scopes need a reviewer (DESIGN §9); agents may pin
@@ -165,32 +172,39 @@ def _head_fields(data: RememberInput, store: MemoryStore, existing: MemoryDocume
     return {**fields, "source_refs": list(values["source_refs"])}
 
 
-def _write(actor, store, path, data, embedding, version_kwargs) -> WriteResult:
-    """Update the document at `path`, else a near-duplicate, else create one."""
-    existing = _locked(store, path)
+def _write(actor, store, path, data, embedding, version_kwargs, read) -> WriteResult:
+    """Update the document at `path`, else a near-duplicate, else create one.
+
+    `read` is the document found at `path` before the transaction (or None)
+    with the fields resolved against it. A path found empty is not read
+    again: if a concurrent writer takes it first, the insert says so.
+    """
+    found, values = read
+    existing = _locked(store, path) if found is not None else None
     outcome = "updated"
     if existing is None:
         duplicate = near_duplicate(store, content=data.content, embedding=embedding)
         if duplicate is not None:
-            existing = MemoryDocument.objects.select_for_update().get(pk=duplicate.pk)
+            existing = _own(MemoryDocument.objects.select_for_update().get(pk=duplicate.pk), store)
             outcome = "deduplicated"
         else:
-            try:
-                # document_create is atomic itself: a lost race rolls back to
-                # its savepoint and leaves this transaction usable.
-                document = document_create(
-                    store=store,
-                    path=path,
-                    author=actor.agent,
-                    embedding=embedding,
-                    **fields_for_create(_head_fields(data, store, None)),
-                    **version_kwargs,
-                )
+            document = document_insert(
+                store=store,
+                path=path,
+                author=actor.agent,
+                embedding=embedding,
+                **fields_for_create(_head_fields(data, store, data.resolved(None))),
+                **version_kwargs,
+            )
+            if document is not None:
                 return WriteResult(document, "created")
-            except IntegrityError:
-                # A concurrent writer created the path first: update theirs.
-                existing = _locked(store, path)
-    fields = _head_fields(data, store, existing)
+            # A concurrent writer created the path first: update theirs.
+            existing = _locked(store, path)
+    # Source refs belong to a version: while the head's version has not
+    # moved since the read before the transaction, its refs are those read.
+    unmoved = found is not None and found.pk == existing.pk and found.version == existing.version
+    refs = list(values["source_refs"]) if unmoved else None
+    fields = _head_fields(data, store, data.resolved(existing, head_refs=refs))
     source_refs = fields.pop("source_refs")
     changed = head_update(
         existing,
@@ -211,7 +225,15 @@ def _embed_later(document: MemoryDocument) -> None:
 
 
 def _locked(store, path) -> MemoryDocument | None:
-    return MemoryDocument.objects.select_for_update().filter(store=store, path=path).first()
+    document = MemoryDocument.objects.select_for_update().filter(store=store, path=path).first()
+    return document and _own(document, store)
+
+
+def _own(document: MemoryDocument, store: MemoryStore) -> MemoryDocument:
+    """The document with its store attached: the response names the store,
+    which would otherwise be read again."""
+    document.store = store
+    return document
 
 
 def fields_for_create(fields: dict) -> dict:

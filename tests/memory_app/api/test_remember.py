@@ -287,15 +287,33 @@ def test_a_new_memory_costs_a_fixed_number_of_statements(tools, django_assert_nu
     tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
     # Authentication with the memory permissions and the principal (1), the
     # conversation with its store (1), the transaction (2), quota lock and counts
-    # (2), the path read for the fields a re-save keeps, path lookup and dedup
-    # scan (3), the insert in its savepoint (3), the first version (1, nothing to
+    # (2), the path read for the fields a re-save keeps (1, found empty: not read
+    # again under the lock) and the dedup scan (1), the insert that yields to a
+    # concurrent writer without a savepoint (1), the first version (1, nothing to
     # chain to beyond genesis) and the event (1).
-    with django_assert_num_queries(14):
+    with django_assert_num_queries(11):
         tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),
             status=201,
         )
+
+
+def test_re_saving_a_path_costs_a_fixed_number_of_statements(tools, django_assert_num_queries):
+    tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
+    first = "Redis drops the least recently used keys when it reaches maxmemory."
+    tools.ok("memory_remember", remember_body(path="redis/evictions", content=first), status=201)
+    # Authentication (1), the conversation with its store (1), the path read and
+    # its head's source refs for the fields a re-save keeps (2), the transaction
+    # (2), quota lock and counts (2), the path locked (1, its version unmoved: the
+    # refs are not read again), the head (1), the version before it and the new
+    # version (2) and the event (1). The response's store is the one resolved.
+    with django_assert_num_queries(13):
+        body = tools.ok(
+            "memory_remember",
+            remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),
+        )
+    assert (body["outcome"], body["version"], body["store"]) == ("updated", 2, "conversation")
 
 
 def test_a_near_duplicate_embedded_by_another_model_is_not_merged(tools):

@@ -1,0 +1,77 @@
+"""The hot hand-written statements run prepared; nothing else does."""
+
+import pytest
+from django.db import ProgrammingError, connection, transaction
+
+from memory_app.selectors.prepared import prepared
+from memory_app.services.principals import api_key_find, api_key_issue
+from tests.factories import WorkspaceStoreFactory, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+def _prepared_statements() -> dict[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement FROM pg_prepared_statements")
+        return dict(cursor.fetchall())
+
+
+def test_a_statement_with_named_parameters_numbers_each_name_once():
+    statement = prepared("s", "SELECT %(a)s + %(b)s WHERE %(a)s > 0 AND x LIKE 'y%%'")
+    assert statement.prepare == "PREPARE s AS SELECT $1 + $2 WHERE $1 > 0 AND x LIKE 'y%'"
+    assert statement.execute == "EXECUTE s(%(a)s, %(b)s)"
+    assert prepared("t", "SELECT %s, %s").execute == "EXECUTE t(%s, %s)"
+
+
+def test_the_key_lookup_and_the_turn_scope_are_prepared_and_the_vector_query_is_not(tools):
+    make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
+    tools.ok("memory_search", {"query": "consumer lag", "mode": "semantic"})
+    tools.ok("memory_context", {"message": "what about consumer lag?"})
+    held = _prepared_statements()
+    assert {"memory_api_key_lookup", "memory_turn_scope"} <= held.keys()
+    assert not [name for name, text in held.items() if "<=>" in text]
+
+
+def test_a_key_is_found_again_after_its_statement_was_dropped(owner):
+    issued = api_key_issue(user=owner)
+    assert api_key_find(issued.raw).user == owner
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    # Inside the test's transaction the failed lookup aborts it, as it
+    # would any request's; the next lookup prepares again.
+    with pytest.raises(ProgrammingError), transaction.atomic():
+        api_key_find(issued.raw)
+    assert api_key_find(issued.raw).user == owner
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_dropped_statement_is_prepared_again_at_once(owner):
+    issued = api_key_issue(user=owner)
+    assert api_key_find(issued.raw).user == owner
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    assert api_key_find(issued.raw).user == owner
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_prepared_in_a_rolled_back_transaction_stays_prepared(owner):
+    issued = api_key_issue(user=owner)
+    api_key_find(issued.raw)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    with pytest.raises(ProgrammingError), transaction.atomic():
+        api_key_find(issued.raw)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        assert api_key_find(issued.raw).user == owner  # prepared again, in here
+        raise RuntimeError
+    assert "memory_api_key_lookup" in _prepared_statements()
+    assert api_key_find(issued.raw).user == owner
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pooled_connection_handed_out_again_keeps_its_statements(owner):
+    issued = api_key_issue(user=owner)
+    assert api_key_find(issued.raw).user == owner
+    connection.close()  # back to the pool
+    assert api_key_find(issued.raw).user == owner
+    assert "memory_api_key_lookup" in _prepared_statements()
