@@ -362,10 +362,12 @@ class MemoryDocument(models.Model):
             ),
             # Every memory_context reads the pinned documents of its stores:
             # a handful of rows that must not cost a scan of the whole table.
+            # The condition names no state: a query for the live states
+            # (active or constrained) cannot use an index kept for one.
             models.Index(
                 fields=["store"],
-                name="document_pinned",
-                condition=Q(always_inject=True, state="active"),
+                name="document_pinned_any_state",
+                condition=Q(always_inject=True),
             ),
             GinIndex(fields=["tags"], name="document_tags_gin"),
         ]

@@ -269,3 +269,19 @@ def test_a_read_naming_an_unknown_conversation_creates_nothing(caller_for, revie
     bob.ok("memory_remember", remember_body(path="first"), status=201)
     assert Conversation.objects.get(external_id="planning-7").created_by.username == "bob"
     assert alice("memory_context", {"message": MESSAGE}).status_code == 404
+
+
+def test_pinned_documents_are_read_through_their_partial_index(tools, reviewed):
+    """The pinned list must come from the small partial index, not from every
+    document of the turn's stores: at 100,000 documents that scan took most
+    of a context call. The plan is asked for with sequential scans priced
+    out, so only the index's predicate decides whether it can be used."""
+    with CaptureQueriesContext(connection) as queries:
+        tools.ok("memory_context", {"message": MESSAGE})
+    (statement,) = [q["sql"] for q in queries.captured_queries if "pinned AS" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {statement}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    pinned_plan = plan[plan.index("CTE pinned") :].split("  CTE ")[0]
+    assert "document_pinned_any_state" in pinned_plan, pinned_plan
