@@ -36,6 +36,12 @@ from memory_app.models import MemoryDocument
 from memory_app.selectors.timeframe import Window
 
 TERM_CAP = 400
+# The share of all documents the caller's stores must hold for the term
+# reads to skip the store index (`_term_reads`); the store test as the
+# filter writes it, and as written so no index serves it.
+BROAD_SHARE = 0.3
+STORE_TEST = "store_id = ANY(%s)"
+STORE_TEST_UNINDEXED = "store_id + 0 = ANY(%s)"
 # BM25's k1 on ts_rank's log-length-normalised term weight: where a term's
 # contribution saturates.
 SATURATION = 0.1
@@ -66,10 +72,15 @@ def split_identifiers(text: str) -> tuple[list[str], str]:
 @dataclass(frozen=True)
 class Where:
     """A filter on the documents table as SQL on its bare column names: what
-    the hot paths hand `gather` instead of a queryset it would compile."""
+    the hot paths hand `gather` instead of a queryset it would compile.
+
+    `stores` are the store ids it keeps (`store_id = ANY(%s)` in `sql`):
+    with them the lexical reads can pick their plan by the stores' share of
+    the table (`_lexical_ctes`)."""
 
     sql: str
     params: tuple = ()
+    stores: tuple[int, ...] | None = None
 
 
 def gather(
@@ -98,8 +109,13 @@ def gather(
     lists: list[str] = []
     if lexical:
         identifiers, rest = split_identifiers(query_text)
-        ctes.append(_lexical_ctes(where))
-        params += [identifiers, rest, MAX_TERMS, *where_params, TERM_CAP, TABLE, SATURATION, k]
+        stores = documents.stores if isinstance(documents, Where) else None
+        broad_where = None if stores is None else where.replace(STORE_TEST, STORE_TEST_UNINDEXED)
+        ctes.append(_lexical_ctes(where, broad_where))
+        params += [identifiers, rest, MAX_TERMS]
+        if broad_where is not None:
+            params += [BROAD_SHARE, TABLE, list(stores), *where_params, TERM_CAP]
+        params += [*where_params, TERM_CAP, TABLE, SATURATION, k]
         lists.append("text")
     if vector_text is not None:
         ctes.append(
@@ -172,12 +188,47 @@ def gather(
 _LIST_CTE = {"text": "text_top", "semantic": "semantic", "time": "timed", "pinned": "pinned"}
 
 
-def _lexical_ctes(where: str) -> str:
+def _term_reads(where: str, broad_where: str | None) -> str:
+    """Each term's capped matches among the caller's stores.
+
+    PostgreSQL plans a term's read before it knows the term, so it always
+    intersects the term's GIN bitmap with a bitmap of every document in the
+    stores: about 3 ms a term when the stores hold 39,000 of 100,000
+    documents. When the stores hold much of the table (`broad_where`, their
+    share read from the column statistics in the same statement) the store
+    test is written so no index serves it, and the term's matches are read
+    until the cap: half the cost there, and many times the cost for small
+    stores, which keep the intersection (docs/benchmarks.md).
+    """
+
+    def read(condition: str) -> str:
+        return (
+            f"SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TABLE}"
+            f" WHERE {condition} AND search_vector @@ t.q"
+        )
+
+    if broad_where is None:
+        return f" {read(where)} LIMIT %s"
+    return (
+        f" ({read(broad_where)} AND (SELECT broad FROM share) LIMIT %s)"
+        f" UNION ALL ({read(where)} AND NOT (SELECT broad FROM share) LIMIT %s)"
+    )
+
+
+def _lexical_ctes(where: str, broad_where: str | None) -> str:
     """terms → per-term capped hits → document frequency → BM25-style score → top k.
 
     A term without hits gets the weight of a document frequency of zero, so
     the query's total weight counts the words no memory holds.
     """
+    share = (
+        ""
+        if broad_where is None
+        else "share AS (SELECT COALESCE(sum(m.f), 0) >= %s AS broad FROM pg_stats AS s"
+        " CROSS JOIN LATERAL unnest(s.most_common_vals::text::bigint[], s.most_common_freqs)"
+        " AS m(v, f) WHERE s.schemaname = current_schema() AND s.tablename = %s"
+        " AND s.attname = 'store_id' AND m.v = ANY(%s)), "
+    )
     return (
         "terms AS (SELECT q, bool_or(identifier) AS identifier FROM ("
         " SELECT phraseto_tsquery('english', i) AS q, true AS identifier"
@@ -187,10 +238,9 @@ def _lexical_ctes(where: str) -> str:
         " unnest(p.lexemes) AS l"
         " WHERE p.alias NOT IN ('hword_part', 'hword_asciipart', 'hword_numpart')"
         ") AS raw WHERE numnode(q) > 0 GROUP BY q LIMIT %s), "
+        f"{share}"
         "hits AS MATERIALIZED (SELECT t.q, t.identifier, h.id, h.r"
-        " FROM terms AS t CROSS JOIN LATERAL ("
-        f" SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TABLE}"
-        f" WHERE {where} AND search_vector @@ t.q LIMIT %s) AS h), "
+        f" FROM terms AS t CROSS JOIN LATERAL ({_term_reads(where, broad_where)}) AS h), "
         "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
         " WHERE oid = %s::regclass), "
         "df AS (SELECT q, ln(1 + (collection.n - count(*) + 0.5) / (count(*) + 0.5)) AS weight"

@@ -38,7 +38,7 @@ from memory_app.models import (
     Scope,
     Trust,
 )
-from memory_app.selectors.candidates import Where, gather, moment_in
+from memory_app.selectors.candidates import STORE_TEST, Where, gather, moment_in
 from memory_app.selectors.timeframe import time_window
 
 
@@ -191,7 +191,7 @@ def searchable_documents(
         scope = context_stores(actor, stores)
     conditions = [
         "(expires_at IS NULL OR expires_at > %s)",
-        "store_id = ANY(%s)",
+        STORE_TEST,
         "state = ANY(%s)",
     ]
     params: list = [timezone.now(), list(scope), list(LIVE_STATES)]
@@ -204,7 +204,7 @@ def searchable_documents(
     if not include_drafts:
         conditions.append("trust <> %s AND state <> %s")
         params += [Trust.AGENT_DRAFT, DocState.CONSTRAINED]
-    return Where(" AND ".join(conditions), tuple(params))
+    return Where(" AND ".join(conditions), tuple(params), stores=tuple(scope))
 
 
 # The driver's connections whose session already holds the HNSW options: a

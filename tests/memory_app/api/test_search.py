@@ -2,8 +2,10 @@
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import DocState, MemoryDocument, Trust
+from memory_app.selectors import candidates
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -209,3 +211,55 @@ def test_query_syntax_characters_are_only_words(tools, runbooks, query):
     for mode in ("hybrid", "text", "semantic"):
         assert tools("memory_search", {"query": query, "mode": mode}).status_code == 200
     assert tools("memory_context", {"message": query}).status_code == 200
+
+
+@pytest.fixture
+def analysed_runbooks(runbooks):
+    """Forty runbooks sharing words, and column statistics that know the
+    store holds every document of the table."""
+    for index in range(40):
+        make_document(
+            runbooks,
+            path=f"kafka/lag-{index}",
+            title=f"Kafka consumer lag {index}",
+            content=f"{KAFKA} Seen on cluster {index}.",
+            trust=Trust.ADMIN_APPROVED,
+            doc_type="runbook",
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {MemoryDocument._meta.db_table}")
+    return runbooks
+
+
+def _term_reads_plan(tools, monkeypatch, broad_share: float) -> tuple[list, str]:
+    monkeypatch.setattr(candidates, "BROAD_SHARE", broad_share)
+    monkeypatch.setattr(candidates, "TERM_CAP", 5)
+    with CaptureQueriesContext(connection) as queries:
+        body = tools.ok("memory_search", {"query": "kafka consumer lag on the orders topic"})
+    (statement,) = [q["sql"] for q in queries.captured_queries if "hits AS" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) {statement}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    results = [(hit["path"], hit["score"]) for hit in body["results"]]
+    return results, plan
+
+
+def _first_node(plan_part: str) -> str:
+    return next(line for line in plan_part.splitlines() if "->" in line)
+
+
+def test_term_reads_find_the_same_capped_matches_with_or_without_the_store_index(
+    tools, analysed_runbooks, monkeypatch
+):
+    """Whether a term's matches are intersected with the store index or
+    filtered by store as they are read (chosen by the stores' share of the
+    table in the column statistics), the capped matches and the ranking are
+    the same: both read them in the table's order."""
+    broad, broad_plan = _term_reads_plan(tools, monkeypatch, broad_share=0.3)
+    narrow, narrow_plan = _term_reads_plan(tools, monkeypatch, broad_share=1.01)
+    assert broad == narrow and len(broad) == 10
+    for plan, store_index_read in ((broad_plan, False), (narrow_plan, True)):
+        branches = plan.split("One-Time Filter: ")[1:]
+        executed = [b for b in branches if "never executed" not in _first_node(b)]
+        assert len(branches) == 2 and len(executed) == 1, plan
+        assert executed[0].startswith("(NOT") == store_index_read, plan
