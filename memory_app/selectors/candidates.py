@@ -74,13 +74,24 @@ class Where:
     """A filter on the documents table as SQL on its bare column names: what
     the hot paths hand `gather` instead of a queryset it would compile.
 
-    `stores` are the store ids it keeps (`store_id = ANY(%s)` in `sql`):
-    with them the lexical reads can pick their plan by the stores' share of
-    the table (`_lexical_ctes`)."""
+    `stores` are the store ids it keeps (STORE_TEST in `sql`): with them
+    the lexical reads can pick their plan by the stores' share of the table
+    (`_term_reads`)."""
 
     sql: str
     params: tuple = ()
     stores: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.stores is not None and self.sql.count(STORE_TEST) != 1:
+            raise ValueError("A filter with `stores` holds their test exactly once.")
+
+    def unindexed_stores_sql(self) -> str | None:
+        """The same filter with the store test no index can serve, or None
+        when the stores are not known."""
+        if self.stores is None:
+            return None
+        return self.sql.replace(STORE_TEST, STORE_TEST_UNINDEXED)
 
 
 def gather(
@@ -109,12 +120,11 @@ def gather(
     lists: list[str] = []
     if lexical:
         identifiers, rest = split_identifiers(query_text)
-        stores = documents.stores if isinstance(documents, Where) else None
-        broad_where = None if stores is None else where.replace(STORE_TEST, STORE_TEST_UNINDEXED)
+        broad_where = documents.unindexed_stores_sql() if isinstance(documents, Where) else None
         ctes.append(_lexical_ctes(where, broad_where))
         params += [identifiers, rest, MAX_TERMS]
         if broad_where is not None:
-            params += [BROAD_SHARE, TABLE, list(stores), *where_params, TERM_CAP]
+            params += [BROAD_SHARE, TABLE, list(documents.stores), *where_params, TERM_CAP]
         params += [*where_params, TERM_CAP, TABLE, SATURATION, k]
         lists.append("text")
     if vector_text is not None:
