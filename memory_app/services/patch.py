@@ -118,18 +118,18 @@ def memory_patch(
             source_refs=new_refs,
             **scan_record(findings),
         )
-    result = WriteResult(locked, "updated" if changed else "unchanged")
-    event_record(
-        "memory.document.written",
-        actor=actor,
-        document=locked,
-        payload={
-            "tool": "memory_patch",
-            "outcome": result.outcome,
-            "path": locked.path,
-            "version": locked.version,
-        },
-    )
+        result = WriteResult(locked, "updated" if changed else "unchanged")
+        event_record(
+            "memory.document.written",
+            actor=actor,
+            document=locked,
+            payload={
+                "tool": "memory_patch",
+                "outcome": result.outcome,
+                "path": locked.path,
+                "version": locked.version,
+            },
+        )
     return result
 
 

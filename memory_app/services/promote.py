@@ -252,18 +252,18 @@ def promotion_approve(
         # Decided by someone else meanwhile: NotFound. Proposals never change.
         item = _open_item(item_id)
         target = _apply(item, user, fields, embedding, version_kwargs, note)
-    event_record(
-        "memory.promotion.approved",
-        principal=user,
-        document=target,
-        payload={
-            "review_item_id": str(item.pk),
-            "target_store": store.slug,
-            "target_path": item.target_path,
-            "version": target.version,
-            "edited": content is not None and content != item.proposed_content,
-        },
-    )
+        event_record(
+            "memory.promotion.approved",
+            principal=user,
+            document=target,
+            payload={
+                "review_item_id": str(item.pk),
+                "target_store": store.slug,
+                "target_path": item.target_path,
+                "version": target.version,
+                "edited": content is not None and content != item.proposed_content,
+            },
+        )
     return target
 
 

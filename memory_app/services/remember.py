@@ -128,23 +128,25 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
         "run_id": actor.run_id,
         **scan_record(findings),
     }
+    # The event commits with the write: one commit (and one flush to disk)
+    # per write, and no written document without its event.
     with transaction.atomic():
         check_write_quota(actor)
         result = _write(actor, store, path, data, embedding, version_kwargs, (found, values))
-    if result.document.embedding is None:
-        _embed_later(result.document)
-    event_record(
-        "memory.document.written",
-        actor=actor,
-        document=result.document,
-        payload={
-            "tool": "memory_remember",
-            "outcome": result.outcome,
-            "store": data.store,
-            "path": result.document.path,
-            "version": result.document.version,
-        },
-    )
+        if result.document.embedding is None:
+            _embed_later(result.document)
+        event_record(
+            "memory.document.written",
+            actor=actor,
+            document=result.document,
+            payload={
+                "tool": "memory_remember",
+                "outcome": result.outcome,
+                "store": data.store,
+                "path": result.document.path,
+                "version": result.document.version,
+            },
+        )
     return result
 
 
