@@ -341,7 +341,6 @@ class MemoryDocument(models.Model):
             models.CheckConstraint(condition=Q(version__gte=1), name="document_version_positive"),
         ]
         indexes = [
-            GinIndex(fields=["search_vector"], name="document_search_gin"),
             HnswIndex(
                 name="document_embedding_hnsw",
                 fields=["embedding"],
@@ -374,6 +373,50 @@ class MemoryDocument(models.Model):
 
     def __str__(self) -> str:
         return f"{self.store.slug}/{self.path}"
+
+
+class DocumentTerms(models.Model):
+    """A document's searchable words, with the columns a search filters on,
+    in a narrow row of their own: the lexical index the candidate statement
+    reads (selectors/candidates.py).
+
+    A term's matches are read row by row to rank them and test their store
+    and state. In the documents table each of those rows carries its text
+    and its vector (some 2 kB, four rows to a page); here it is the words
+    and six small columns (some 600 bytes), so the same matches touch a
+    third of the pages: at 100,000 documents a term read took 1.3 ms here
+    against 3.1 ms there (docs/benchmarks.md). PostgreSQL keeps these rows:
+    a trigger (migration 0012) writes one whenever a document is inserted
+    or one of these columns or its text changes, and the row goes with its
+    document. Nothing in the application writes them.
+    """
+
+    document = models.OneToOneField(
+        MemoryDocument,
+        primary_key=True,
+        db_column="id",
+        # PostgreSQL deletes the row with its document (ON DELETE CASCADE,
+        # migration 0012); Django does not collect it first.
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    store_id = models.BigIntegerField()
+    state = models.CharField(max_length=20)
+    trust = models.CharField(max_length=20)
+    doc_type = models.CharField(max_length=20)
+    tags = ArrayField(models.CharField(max_length=64), default=list)
+    expires_at = models.DateTimeField(null=True)
+    search_vector = SearchVectorField()
+
+    class Meta:
+        indexes = [
+            GinIndex(fields=["search_vector"], name="terms_search_gin"),
+            models.Index(fields=["store_id"], name="terms_store"),
+        ]
+
+    def __str__(self) -> str:
+        return f"terms of {self.document_id}"
 
 
 class ChangeKind(models.TextChoices):

@@ -32,7 +32,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memory_app.embeddings import get_backend
-from memory_app.models import MemoryDocument
+from memory_app.models import DocumentTerms, MemoryDocument
 from memory_app.selectors.timeframe import Window
 
 TERM_CAP = 400
@@ -49,6 +49,7 @@ MAX_TERMS = 12
 # Ticket ids, config keys, error codes: tokens with a digit, dot or underscore.
 IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w.-]*[0-9._])[A-Za-z0-9][\w.-]*[A-Za-z0-9](?![\w-])")
 TABLE = MemoryDocument._meta.db_table
+TERMS_TABLE = DocumentTerms._meta.db_table
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ def split_identifiers(text: str) -> tuple[list[str], str]:
 class Where:
     """A filter on the documents table as SQL on its bare column names: what
     the hot paths hand `gather` instead of a queryset it would compile.
+
+    The lexical reads run it on the narrow lexical index (DocumentTerms), so
+    it names only the columns that table carries: store, state, trust,
+    doc_type, tags and expiry.
 
     `stores` are the store ids it keeps (STORE_TEST in `sql`): with them
     the lexical reads can pick their plan by the stores' share of the table
@@ -120,8 +125,12 @@ def gather(
     lists: list[str] = []
     if lexical:
         identifiers, rest = split_identifiers(query_text)
-        broad_where = documents.unindexed_stores_sql() if isinstance(documents, Where) else None
-        ctes.append(_lexical_ctes(where, broad_where))
+        if isinstance(documents, Where):
+            terms_where, broad_where = where, documents.unindexed_stores_sql()
+        else:
+            # A queryset's filter may name any column of the documents table.
+            terms_where, broad_where = f"id IN (SELECT id FROM {TABLE} WHERE {where})", None
+        ctes.append(_lexical_ctes(terms_where, broad_where))
         params += [identifiers, rest, MAX_TERMS]
         if broad_where is not None:
             params += [BROAD_SHARE, TABLE, list(documents.stores), *where_params, TERM_CAP]
@@ -199,7 +208,8 @@ _LIST_CTE = {"text": "text_top", "semantic": "semantic", "time": "timed", "pinne
 
 
 def _term_reads(where: str, broad_where: str | None) -> str:
-    """Each term's capped matches among the caller's stores.
+    """Each term's capped matches among the caller's stores, read from the
+    narrow lexical index (DocumentTerms), not the documents' wide rows.
 
     PostgreSQL plans a term's read before it knows the term, so it always
     intersects the term's GIN bitmap with a bitmap of every document in the
@@ -213,7 +223,7 @@ def _term_reads(where: str, broad_where: str | None) -> str:
 
     def read(condition: str) -> str:
         return (
-            f"SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TABLE}"
+            f"SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TERMS_TABLE}"
             f" WHERE {condition} AND search_vector @@ t.q"
         )
 
