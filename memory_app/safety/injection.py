@@ -242,9 +242,16 @@ class _Held:
     def lines(self, stem: str) -> set[int]:
         if stem not in self._lines:
             lowered, found = self.scanned.lowered, self.scanned.hits.get(stem, ())
+            starts = self.line_starts
             if stem.isalnum():
-                found = [at for at in found if not at or not lowered[at - 1].isalnum()]
-            self._lines[stem] = {bisect_right(self.line_starts, at) - 1 for at in found}
+                lines = {
+                    bisect_right(starts, at) - 1
+                    for at in found
+                    if not at or not lowered[at - 1].isalnum()
+                }
+            else:
+                lines = {bisect_right(starts, at) - 1 for at in found}
+            self._lines[stem] = lines
         return self._lines[stem]
 
     def has(self, group: tuple[str, ...]) -> bool:
