@@ -16,11 +16,16 @@ pass do real work:
   repeated after a 12-line log snippet, the text this benchmark used
   first; kept to compare with earlier figures.
 
-Prints CPU time per scan (p50, p95) beside wall time: on a shared machine
-the wall clock also counts the time other processes held the core. The
-budget is 5 ms p95. The injection classifier is included: it reads the
-text's words, not the embedding, so no model call is in or left out of
-these figures. `--by-detector` adds where the time goes.
+The budget is 5 ms p95 of latency, which is wall time: the engine's call
+runs in a worker thread while our detectors run in the caller's, so on a
+second free core a scan takes about as long as the slower of the two. Wall
+time says so only on a quiet machine (the wall clock also counts the time
+other processes held a core); beside it are the process's CPU time, which
+counts both threads and does not drop with the thread, and the calling
+thread's alone (our detectors, which the engine's call overlaps). The
+injection classifier is included: it reads the text's words, not the
+embedding, so no model call is in or left out of these figures.
+`--by-detector` adds where the time goes.
 """
 
 import argparse
@@ -136,17 +141,18 @@ def public_mix(paragraphs: list[str], snippets: list[str]) -> Callable[[int], st
     return write
 
 
-def timings(make: Callable[[int], str], runs: int) -> tuple[list[float], list[float]]:
-    """Wall-clock and CPU seconds per scan, each sorted."""
+def timings(make: Callable[[int], str], runs: int) -> dict[str, list[float]]:
+    """Wall-clock, process CPU and calling-thread CPU seconds per scan, each sorted."""
     scan_fields({"content": make(runs)}, conversation_store=False)  # load the engine and model
     texts = [make(run) for run in range(runs)]
-    wall, cpu = [], []
+    times: dict[str, list[float]] = {"wall": [], "CPU": [], "thread CPU": []}
     for text in texts:
-        started, started_cpu = time.perf_counter(), time.process_time()
+        started = time.perf_counter(), time.process_time(), time.thread_time()
         scan_fields({"content": text}, conversation_store=False)
-        cpu.append(time.process_time() - started_cpu)
-        wall.append(time.perf_counter() - started)
-    return sorted(wall), sorted(cpu)
+        ended = time.perf_counter(), time.process_time(), time.thread_time()
+        for seconds, key in zip(map(float.__sub__, ended, started), times, strict=True):
+            times[key].append(seconds)
+    return {key: sorted(seconds) for key, seconds in times.items()}
 
 
 def by_detector(make: Callable[[int], str], runs: int) -> dict[str, float]:
@@ -195,8 +201,9 @@ def main() -> None:
     writes["synthetic, with findings"] = lambda run: with_findings(synthetic(run))
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for label, make in writes.items():
-        wall, cpu = timings(make, args.runs)
-        print(f"{label:<26} {args.runs} writes: CPU {_ms(cpu)}; wall {_ms(wall)}")
+        measured = timings(make, args.runs)
+        figures = "; ".join(f"{key} {_ms(seconds)}" for key, seconds in measured.items())
+        print(f"{label:<26} {args.runs} writes: {figures}")
         if args.by_detector:
             for name, ms in by_detector(make, args.runs).items():
                 print(f"    {name:<40} {ms:.2f} ms")
