@@ -374,6 +374,9 @@ _LONG_TOKEN_RULES = {
 # position. Most of the scan's time went to trying these two at every
 # word of those lines.
 _KEY_FIRST_RULES = {"password_assignment": "run", "keyword_token": "word"}
+# Rules whose match opens a line or opens with a word of their own
+# ("login …"): tried only there, not at every position of the region.
+_LINE_FIRST_RULES = {"password_line": re.compile("(?i)login")}
 
 
 def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -454,6 +457,15 @@ class _Gate:
         return self._key_starts[key]
 
 
+def _line_starts_and(region: str, word: re.Pattern[str]) -> list[int]:
+    """Where a line of `region` starts, and where `word` does, in order."""
+    starts, at = [0], region.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = region.find("\n", at + 1)
+    return sorted({*starts, *(match.start() for match in word.finditer(region))})
+
+
 def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
     """`pattern.finditer(region)` for a pattern whose matches begin only at `starts`."""
     end = 0
@@ -483,6 +495,9 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
             region = text[start:end]
             if name in _KEY_FIRST_RULES:
                 found = _matches_from(pattern, region, gate.key_starts(name, start, end))
+            elif name in _LINE_FIRST_RULES:
+                starts = _line_starts_and(region, _LINE_FIRST_RULES[name])
+                found = _matches_from(pattern, region, starts)
             else:
                 found = pattern.finditer(region)
             yield from ((name, match, start) for match in found)
