@@ -55,18 +55,22 @@ _BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
 # ("{\"password\":\"…\"}") or not, a subscript's bracket (env["TOKEN"] =,
 # char password[] =), then the operator of any language (=, :=, ?=, ||=,
 # <-, =>, ==) or a verb of prose.
-_ASSIGNMENT = re.compile(
-    rf"(?i)(?P<key>{_ASSIGNED_KEY})(?:[\"'`]?\]|\[\])?(?:\\?[\"'`])?"
+_ASSIGNMENT_TAIL = (
+    r"(?:[\"'`]?\]|\[\])?(?:\\?[\"'`])?"
     r"(?P<sep>\s*(?:={1,3}|!==?|[:?]=|\|\|=|=>|->|<-|:|\s+(?:is|was|are|to|set\s+to)\s*:?)\s*)"
     rf"(?:{_QUOTED.format(min=4)}|{_BARE.format(min=4)})"
 )
+_ASSIGNMENT = re.compile(rf"(?i)(?P<key>{_ASSIGNED_KEY}){_ASSIGNMENT_TAIL}")
 # "deepgramKEY io3l0urk…", "oanda SECRET key ABCD…": a secret word, up to
 # two short words, then a long token that mixes digits and letters or is
 # long enough (20+) not to be a word.
+_SPACED_WORD = r"(?:\s+(?:key|token|code|id)\b)?"  # the key's one more word
+_SPACED_VALUE = (
+    r"\s+[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}"
+    r"|[A-Za-z0-9_-]{20,200}))(?![\w+/=])"
+)
 _SPACED = re.compile(
-    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access)(?:\s+(?:key|token|code|id)\b)?)\s+"
-    r"[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}|[A-Za-z0-9_-]{20,200}))"
-    r"(?![\w+/=])"
+    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access){_SPACED_WORD}){_SPACED_VALUE}"
 )
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
@@ -374,6 +378,27 @@ _LONG_TOKEN_RULES = {
 # position. Most of the scan's time went to trying these two at every
 # word of those lines.
 _KEY_FIRST_RULES = {"password_assignment": "run", "keyword_token": "word"}
+# What must follow the key of those rules, as their patterns say it. Their
+# key is a run of [\w.-] characters that ends where the run does (an
+# assignment's key may also stop at the "-" of "->"), so a key start
+# whose run is not followed by this cannot match, and the pattern (most
+# of its cost trying where the secret word sits in the key) is not tried
+# there.
+_KEY_RUN = re.compile(r"[\w.-]*")
+_AFTER_KEY = {
+    "password_assignment": re.compile(rf"(?i){_ASSIGNMENT_TAIL}"),
+    "keyword_token": re.compile(rf"(?i){_SPACED_WORD}{_SPACED_VALUE}"),
+}
+
+
+def _may_follow(after: re.Pattern[str], region: str, start: int) -> bool:
+    """Whether the key run at `start` is followed by what `after` needs."""
+    end = _KEY_RUN.match(region, start).end()
+    return bool(
+        after.match(region, end) or (region[end - 1] == "-" and after.match(region, end - 1))
+    )
+
+
 # Rules whose match opens a line or opens with a word of their own
 # ("login …"): tried only there, not at every position of the region.
 _LINE_FIRST_RULES = {"password_line": re.compile("(?i)login")}
@@ -494,7 +519,11 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
         for start, end in gate.regions(name):
             region = text[start:end]
             if name in _KEY_FIRST_RULES:
-                found = _matches_from(pattern, region, gate.key_starts(name, start, end))
+                after = _AFTER_KEY[name]
+                starts = [
+                    at for at in gate.key_starts(name, start, end) if _may_follow(after, region, at)
+                ]
+                found = _matches_from(pattern, region, starts)
             elif name in _LINE_FIRST_RULES:
                 starts = _line_starts_and(region, _LINE_FIRST_RULES[name])
                 found = _matches_from(pattern, region, starts)
