@@ -12,7 +12,7 @@ placeholder (placeholders.py) never blocks.
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from memory_app.safety import prefilter
 from memory_app.safety.placeholders import is_placeholder, is_reference
@@ -399,11 +399,6 @@ def _may_follow(after: re.Pattern[str], region: str, start: int) -> bool:
     )
 
 
-# Rules whose match opens a line or opens with a word of their own
-# ("login …"): tried only there, not at every position of the region.
-_LINE_FIRST_RULES = {"password_line": re.compile("(?i)login")}
-
-
 def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """The line of each hit (start, end sorted) with the line after it, merged.
 
@@ -482,13 +477,36 @@ class _Gate:
         return self._key_starts[key]
 
 
-def _line_starts_and(region: str, word: re.Pattern[str]) -> list[int]:
-    """Where a line of `region` starts, and where `word` does, in order."""
+_LOGIN = re.compile("(?i)login")
+
+
+def _line_or_login_starts(region: str) -> list[int]:
+    """Where a line of `region` starts, and where "login" does, in order."""
     starts, at = [0], region.find("\n")
     while at != -1:
         starts.append(at + 1)
         at = region.find("\n", at + 1)
-    return sorted({*starts, *(match.start() for match in word.finditer(region))})
+    return sorted({*starts, *(match.start() for match in _LOGIN.finditer(region))})
+
+
+def _scheme_starts(region: str) -> list[int]:
+    """Where a URL's scheme may start: 2 to 21 characters before a "://"."""
+    starts, at = set(), region.find("://")
+    while at != -1:
+        starts.update(range(max(at - 21, 0), at - 1))
+        at = region.find("://", at + 1)
+    return sorted(starts)
+
+
+# Rules whose every match starts at a place found more cheaply than by
+# trying the pattern at every position of the region: a line start or
+# "login" (password lines), or a URL's scheme (its 2 to 21 characters
+# before "://").
+_STARTS: dict[str, Callable[[str], list[int]]] = {
+    "password_line": _line_or_login_starts,
+    "url_credentials": _scheme_starts,
+    "url_token": _scheme_starts,
+}
 
 
 def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
@@ -524,9 +542,8 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
                     at for at in gate.key_starts(name, start, end) if _may_follow(after, region, at)
                 ]
                 found = _matches_from(pattern, region, starts)
-            elif name in _LINE_FIRST_RULES:
-                starts = _line_starts_and(region, _LINE_FIRST_RULES[name])
-                found = _matches_from(pattern, region, starts)
+            elif name in _STARTS:
+                found = _matches_from(pattern, region, _STARTS[name](region))
             else:
                 found = pattern.finditer(region)
             yield from ((name, match, start) for match in found)
