@@ -23,10 +23,11 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable
-from itertools import accumulate, compress, count, repeat
+from itertools import compress, count, repeat
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
+from memory_app.safety.prefilter import line_starts
 from memory_app.safety.types import Detector, Span
 
 MAX_LOG_LINES = 30
@@ -207,8 +208,7 @@ class _Lines:
 
     def __init__(self, text: str, lines: list[str]) -> None:
         self.text, self.lines = text, lines
-        # Line i starts after the lengths of the lines before it and i breaks.
-        self.starts = [0, *map(operator.add, accumulate(map(len, lines[:-1])), count(1))]
+        self.starts = line_starts(text)
         self.signed = self._signed_lines()
         self.stamped = self._fit(_STAMPS)
         self.levelled = self._fit(_LEVELS)
