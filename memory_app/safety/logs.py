@@ -257,6 +257,7 @@ class _Lines:
             start, end = 0, len(self.text)
         else:
             start, end = self.starts[block.start], self.starts[block.stop]
+        # The signed patterns are the event patterns, fitted to the whole text.
         return set().union(
             *(
                 self.signed[p]
@@ -291,9 +292,8 @@ class _Lines:
     def _span(self, line: int) -> tuple[int, int]:
         """Where line `line` starts and where the next one does."""
         following = line + 1
-        return self.starts[line], self.starts[following] if following < len(self.starts) else len(
-            self.text
-        )
+        end = self.starts[following] if following < len(self.starts) else len(self.text)
+        return self.starts[line], end
 
     def is_event(self, index: int) -> bool:
         """A line of its own: a time, an HTTP request, a JSON record, level and process."""
