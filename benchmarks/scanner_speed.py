@@ -1,6 +1,7 @@
 """Time to scan one 20,000-character write with every detector on.
 
     .venv/bin/python benchmarks/scanner_speed.py [--runs 200] [--corpora DIR] [--by-detector]
+        [--least-of 5]
 
 Two kinds of write, each once clean and once with findings (a credential,
 a base64-encoded injection phrase), so every detector and the decoding
@@ -16,11 +17,18 @@ pass do real work:
   repeated after a 12-line log snippet, the text this benchmark used
   first; kept to compare with earlier figures.
 
-Prints CPU time per scan (p50, p95) beside wall time: on a shared machine
-the wall clock also counts the time other processes held the core. The
-budget is 5 ms p95. The injection classifier is included: it reads the
-text's words, not the embedding, so no model call is in or left out of
-these figures. `--by-detector` adds where the time goes.
+The budget is 5 ms p95 of latency, which is wall time: the engine's call
+runs in a worker thread while our detectors run in the caller's, so on a
+second free core a scan takes about as long as the slower of the two. Wall
+time says so only on a quiet machine (the wall clock also counts the time
+other processes held a core); beside it are the process's CPU time, which
+counts both threads and does not drop with the thread, and the calling
+thread's alone (our detectors, which the engine's call overlaps).
+`--least-of 5` scans each write five times and keeps its fastest scan,
+which is what a scan costs when nothing pre-empts it on a busy machine. The
+injection classifier is included: it reads the text's words, not the
+embedding, so no model call is in or left out of these figures.
+`--by-detector` adds where the time goes.
 """
 
 import argparse
@@ -43,7 +51,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from memory_app.safety import registry, scan_fields  # noqa: E402
+from memory_app.safety import engine, prefilter, registry, scan_fields  # noqa: E402
 
 SIZE = 20_000
 DEFAULT_CORPORA = next(
@@ -136,17 +144,30 @@ def public_mix(paragraphs: list[str], snippets: list[str]) -> Callable[[int], st
     return write
 
 
-def timings(make: Callable[[int], str], runs: int) -> tuple[list[float], list[float]]:
-    """Wall-clock and CPU seconds per scan, each sorted."""
+def timings(make: Callable[[int], str], runs: int, least_of: int = 1) -> dict[str, list[float]]:
+    """Wall-clock, process CPU and calling-thread CPU seconds per scan, each sorted.
+
+    With `least_of` above 1 each write is scanned that many times, the
+    caches emptied before each, and its fastest scan (by wall time) kept:
+    what a scan costs when no other process takes its cores meanwhile.
+    """
     scan_fields({"content": make(runs)}, conversation_store=False)  # load the engine and model
     texts = [make(run) for run in range(runs)]
-    wall, cpu = [], []
+    times: dict[str, list[float]] = {"wall": [], "CPU": [], "thread CPU": []}
     for text in texts:
-        started, started_cpu = time.perf_counter(), time.process_time()
-        scan_fields({"content": text}, conversation_store=False)
-        cpu.append(time.process_time() - started_cpu)
-        wall.append(time.perf_counter() - started)
-    return sorted(wall), sorted(cpu)
+        fastest = None
+        for _ in range(least_of):
+            engine._findings.cache_clear()
+            prefilter.scan.cache_clear()
+            started = time.perf_counter(), time.process_time(), time.thread_time()
+            scan_fields({"content": text}, conversation_store=False)
+            ended = time.perf_counter(), time.process_time(), time.thread_time()
+            seconds = tuple(map(float.__sub__, ended, started))
+            if fastest is None or seconds[0] < fastest[0]:
+                fastest = seconds
+        for seconds, key in zip(fastest, times, strict=True):
+            times[key].append(seconds)
+    return {key: sorted(seconds) for key, seconds in times.items()}
 
 
 def by_detector(make: Callable[[int], str], runs: int) -> dict[str, float]:
@@ -167,7 +188,8 @@ def by_detector(make: Callable[[int], str], runs: int) -> dict[str, float]:
             name = f"{detector.family}: {detector.find.__name__.strip('_')}"
             steps[name].append(time.process_time() - started)
         started = time.process_time()
-        list(registry._decoded_spans(text))
+        if decoded := registry._decoded(text):
+            list(registry._decoded_spans(decoded, engine.start(decoded.text)))
         steps["decoding pass (every detector again)"].append(time.process_time() - started)
     return {name: statistics.median(times) * 1000 for name, times in steps.items()}
 
@@ -182,6 +204,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--by-detector", action="store_true")
+    parser.add_argument(
+        "--least-of", type=int, default=1, help="scan each write N times and keep the fastest"
+    )
     args = parser.parse_args()
     writes: dict[str, Callable[[int], str]] = {}
     if (args.corpora / "secrets.jsonl").is_file():
@@ -194,8 +219,9 @@ def main() -> None:
     writes["synthetic, with findings"] = lambda run: with_findings(synthetic(run))
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for label, make in writes.items():
-        wall, cpu = timings(make, args.runs)
-        print(f"{label:<26} {args.runs} writes: CPU {_ms(cpu)}; wall {_ms(wall)}")
+        measured = timings(make, args.runs, args.least_of)
+        figures = "; ".join(f"{key} {_ms(seconds)}" for key, seconds in measured.items())
+        print(f"{label:<26} {args.runs} writes: {figures}")
         if args.by_detector:
             for name, ms in by_detector(make, args.runs).items():
                 print(f"    {name:<40} {ms:.2f} ms")

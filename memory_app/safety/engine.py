@@ -17,9 +17,17 @@ to 8,192 characters either side of every candidate, so one
 rule's component. The library reads the file once per process (on the
 first scan, which compiles the rules either way) and keeps the compiled
 rules, so the file costs nothing per scan.
+
+The library releases the GIL while it scans, so `scan_fields` starts the
+engine's call in a worker thread (`start`) and runs our detectors
+meanwhile; on a second core a long write then waits for the slower of the
+two, not for their sum. The threads are few and shared by the process.
 """
 
+import os
 import re
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache, lru_cache, partial
 from pathlib import Path
 
@@ -72,8 +80,45 @@ def _findings(text: str) -> tuple:
     return tuple(_scan()(text))
 
 
-def _engine_spans(text: str, *, generic: bool) -> list[Span]:
-    found = [f for f in _findings(text) if f.rule_id.startswith("generic") == generic]
+# Two threads: one scan's calls run one after another, so a second thread
+# is only for a second request scanning at the same time.
+_WORKERS = 2
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="safety-engine")
+        return _pool
+
+
+def _forget_pool() -> None:
+    """A forked child has none of its parent's threads: it starts its own."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def start(text: str) -> Future[tuple]:
+    """The engine's findings for `text`, computed in a worker thread.
+
+    `Future.result()` returns them, or raises what the engine raised.
+    """
+    return _executor().submit(_findings, text)
+
+
+def spans(detector: Detector, text: str, findings: tuple) -> list[Span]:
+    """`detector.find(text)` for an engine detector, from findings already made."""
+    return _engine_spans(text, findings, generic=detector is GENERIC)
+
+
+def _engine_spans(text: str, findings: tuple, *, generic: bool) -> list[Span]:
+    found = [f for f in findings if f.rule_id.startswith("generic") == generic]
     if not found:
         return []
     starts = _line_starts(text)
@@ -94,14 +139,15 @@ def _engine_spans(text: str, *, generic: bool) -> list[Span]:
 
 
 def _vendor_spans(text: str) -> list[Span]:
-    return _engine_spans(text, generic=False)
+    return _engine_spans(text, _findings(text), generic=False)
 
 
 def _generic_spans(text: str) -> list[Span]:
-    return _engine_spans(text, generic=True)
+    return _engine_spans(text, _findings(text), generic=True)
 
 
 # The engine's generic rules (`api_key = …`) run after our specific shapes,
 # so an AWS key in `key=AKIA…` is reported as what it is.
 VENDOR = Detector("secrets", _vendor_spans)
 GENERIC = Detector("secrets", _generic_spans)
+DETECTORS = (VENDOR, GENERIC)

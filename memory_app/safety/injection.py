@@ -238,23 +238,39 @@ class _Held:
         self.line_starts = scanned.line_starts
         self._lines: dict[str, set[int]] = {}
         self._groups: dict[tuple[str, ...], set[int]] = {}
+        self._near: dict[tuple[str, ...], set[int]] = {}
 
     def lines(self, stem: str) -> set[int]:
         if stem not in self._lines:
             lowered, found = self.scanned.lowered, self.scanned.hits.get(stem, ())
+            starts = self.line_starts
             if stem.isalnum():
-                found = [at for at in found if not at or not lowered[at - 1].isalnum()]
-            self._lines[stem] = {bisect_right(self.line_starts, at) - 1 for at in found}
+                lines = {
+                    bisect_right(starts, at) - 1
+                    for at in found
+                    if not at or not lowered[at - 1].isalnum()
+                }
+            else:
+                lines = {bisect_right(starts, at) - 1 for at in found}
+            self._lines[stem] = lines
         return self._lines[stem]
 
     def has(self, group: tuple[str, ...]) -> bool:
         """Whether a stem of `group` is anywhere in the text, at a word start or not."""
-        return any(stem in self.scanned.hits for stem in group)
+        return not self.scanned.hits.keys().isdisjoint(group)
 
     def group_lines(self, group: tuple[str, ...]) -> set[int]:
         if group not in self._groups:
             self._groups[group] = set().union(*(self.lines(stem) for stem in group))
         return self._groups[group]
+
+    def near_lines(self, group: tuple[str, ...]) -> set[int]:
+        """The lines that hold a word of `group`, and the lines either side of them."""
+        if group not in self._near:
+            found = self.group_lines(group)
+            before, after = [line - 1 for line in found], [line + 1 for line in found]
+            self._near[group] = found.union(before, after)
+        return self._near[group]
 
 
 def _may_match(rule: str, held: _Held) -> bool:
@@ -278,9 +294,7 @@ def _regions(rule: str, held: _Held) -> list[tuple[int, int]]:
         near = [held.group_lines(group) for group in others]
         if not all(near):
             continue
-        for line in held.group_lines(anchors):
-            if all(line in found or line - 1 in found or line + 1 in found for found in near):
-                lines.add(line)
+        lines |= held.group_lines(anchors).intersection(*map(held.near_lines, others))
     starts, end_of_text = held.line_starts, len(held.scanned.lowered)
     regions: list[tuple[int, int]] = []
     for line in sorted(lines):

@@ -120,9 +120,16 @@ def _weights_of(keys: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.nd
 
 
 def _previous(keys: np.ndarray) -> np.ndarray:
-    """For each position, the last earlier position of the same key, or -1."""
-    order = np.argsort(keys, kind="stable")
-    same = keys[order][1:] == keys[order][:-1]
+    """For each position, the last earlier position of the same key, or -1.
+
+    The keys are ranked first: a stable sort of small integers is a radix
+    sort, twice as fast as the stable sort of the 64-bit keys themselves.
+    """
+    _, ranks = np.unique(keys, return_inverse=True)
+    if len(keys) <= np.iinfo(np.int16).max:
+        ranks = ranks.astype(np.int16)
+    order = np.argsort(ranks, kind="stable")
+    same = ranks[order][1:] == ranks[order][:-1]
     previous = np.full(len(keys), -1, dtype=np.int64)
     previous[order[1:][same]] = order[:-1][same]
     return previous
@@ -153,9 +160,26 @@ def _best_of_windows(words: list[str], bias: float) -> tuple[float, int]:
     return float(scores[best]), int(starts[best])
 
 
+# Keeps the ASCII word characters (`\w`'s [A-Za-z0-9_]); spaces the rest.
+_SPLIT_WORDS = bytes(
+    byte if byte < 128 and (chr(byte).isalnum() or byte == ord("_")) else ord(" ")
+    for byte in range(256)
+)
+# A character that `\w` matches and ASCII does not hold (é, ß, 中).
+_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
+
+
 def words_of(lowered: str) -> list[str]:
-    """The words the model reads, of text already lowered."""
-    return _WORD.findall(lowered)
+    r"""The words the model reads, of text already lowered.
+
+    The `\w+` runs of the text. When its words are all ASCII they are
+    found by bytes: every other character (one "?" each, once encoded)
+    becomes a space and the text is split, three times as fast as the
+    pattern, which makes a string object per match.
+    """
+    if not lowered.isascii() and _NON_ASCII_WORD.search(lowered):
+        return _WORD.findall(lowered)
+    return lowered.encode("ascii", "replace").translate(_SPLIT_WORDS).decode("ascii").split()
 
 
 def classifier_spans(text: str, words: list[str] | None = None) -> list[Span]:

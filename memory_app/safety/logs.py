@@ -22,8 +22,12 @@ import operator
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import accumulate, compress, count, repeat
+from collections.abc import Iterable
+from itertools import compress, count, repeat
 
+from ahocorasick_rs import AhoCorasick, Implementation
+
+from memory_app.safety.prefilter import line_starts
 from memory_app.safety.types import Detector, Span
 
 MAX_LOG_LINES = 30
@@ -114,9 +118,75 @@ class _LinePattern:
         return found
 
 
-_STAMPS = (_LinePattern(_TIMESTAMP, r"\dJFMASOND"), _LinePattern(_HTTP, '"'))
-_LEVELS = (_LinePattern(_LEVEL, r"TDINWECAFSV\d\t"), _LinePattern(_LEVEL_INDENTED, None))
-_PROCESSES = (_LinePattern(_PROCESS, r"\["), _LinePattern(_PROCESS_FIELD, "=:"))
+def _shape_of(byte: int) -> int:
+    if chr(byte).isdigit():
+        return ord("0")
+    return ord(" ") if chr(byte).isspace() and byte != ord("\n") else byte
+
+
+# The text's shape, for the signatures below: each ASCII digit "0", each
+# other ASCII space but the line break " ", each character outside ASCII
+# one "?" (as encoding replaces it); positions are the text's.
+_SHAPE = bytes(map(_shape_of, range(128))) + b"?" * 128
+
+
+class _SignedPattern:
+    """A line pattern whose every match holds one of a few signatures.
+
+    A signature is a substring of the text's shape (`_SHAPE`) that no
+    match can lack: "0:00:00" for a time of day, "INFO" for a level. The
+    signatures of all such patterns are found in one Aho-Corasick pass
+    over the shape, and the pattern's finder runs only on the lines that
+    hold one, and on lines with a character outside ASCII (a digit or a
+    space of another script, a letter that matches case-blind). Most lines
+    of a note hold no signature; the finder alone tries the pattern at
+    every digit of the text. A match never crosses a line end, so the
+    lines found are the finder's over the whole text.
+    """
+
+    def __init__(self, line_pattern: _LinePattern, signatures: Iterable[str]) -> None:
+        self.finder = line_pattern.finder
+        # A case-blind pattern's signatures are lower case, found in the shape lowered.
+        self.folded = bool(line_pattern.pattern.flags & re.I)
+        self.signatures = tuple(signatures)
+
+
+_TIMESTAMP_SIGNED = _SignedPattern(
+    _LinePattern(_TIMESTAMP, r"\dJFMASOND"),
+    [
+        *("0:00:00", "0000-0", "0000/0", "0000.0", "000000 0", "000000-0"),
+        *("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
+    ],
+)
+_LEVEL_SIGNED = _SignedPattern(
+    _LinePattern(_LEVEL, r"TDINWECAFSV\d\t"),
+    [
+        *("TRACE", "DEBUG", "INFO", "NOTICE", "WARN", "ERR", "CRIT", "ALERT", "EMERG", "FATAL"),
+        *("SEVERE", "FINE", "VERBOSE", "Information", "Warning", "Error", "Critical", "Verbose"),
+        *(f"{level}0000" for level in "IWEFDV"),  # klog: I1125
+        *(f"0 {level} " for level in "VDIWEF"),  # logcat: pid tid level
+        *(f"{level}/" for level in "VDIWEF"),  # logcat brief: I/Tag
+    ],
+)
+_PROCESS_FIELD_SIGNED = _SignedPattern(
+    _LinePattern(_PROCESS_FIELD, "=:"),
+    [f"{name}{sep}" for name in ("pid", "tid", "thread", "thread_id", "process") for sep in "=:"],
+)
+_SIGNED = (_TIMESTAMP_SIGNED, _LEVEL_SIGNED, _PROCESS_FIELD_SIGNED)
+
+
+def _automaton(folded: bool) -> tuple[AhoCorasick, list[_SignedPattern]]:
+    patterns = [p for p in _SIGNED if p.folded == folded]
+    owners = [p for p in patterns for _ in p.signatures]
+    signatures = [signature for p in patterns for signature in p.signatures]
+    return AhoCorasick(signatures, implementation=Implementation.DFA), owners
+
+
+_AUTOMATA = {folded: _automaton(folded) for folded in (False, True)}
+
+_STAMPS = (_TIMESTAMP_SIGNED, _LinePattern(_HTTP, '"'))
+_LEVELS = (_LEVEL_SIGNED, _LinePattern(_LEVEL_INDENTED, None))
+_PROCESSES = (_LinePattern(_PROCESS, r"\["), _PROCESS_FIELD_SIGNED)
 _FRAMES = (_LinePattern(_STACK_FRAME, None),)
 _MEASUREMENTS = (_LinePattern(_MEASUREMENT, r"\[\]{}=:|\d"),)
 _PLAIN_TEXT = (_LinePattern(_NOT_LOG_TEXT, None),)
@@ -138,8 +208,8 @@ class _Lines:
 
     def __init__(self, text: str, lines: list[str]) -> None:
         self.text, self.lines = text, lines
-        # Line i starts after the lengths of the lines before it and i breaks.
-        self.starts = [0, *map(operator.add, accumulate(map(len, lines[:-1])), count(1))]
+        self.starts = line_starts(text)
+        self.signed = self._signed_lines()
         self.stamped = self._fit(_STAMPS)
         self.levelled = self._fit(_LEVELS)
         self.processed = self._fit(_PROCESSES)
@@ -180,12 +250,50 @@ class _Lines:
         # lines' templates are counted.
         self.templates = Counter(_template(self.lines[i]) for i in self.measured)
 
-    def _fit(self, patterns: tuple[_LinePattern, ...], block: range | None = None) -> set[int]:
+    def _fit(
+        self, patterns: tuple[_LinePattern | _SignedPattern, ...], block: range | None = None
+    ) -> set[int]:
         if block is None:
             start, end = 0, len(self.text)
         else:
             start, end = self.starts[block.start], self.starts[block.stop]
-        return set().union(*(p.lines(self.text, self.starts, start, end) for p in patterns))
+        # The signed patterns are the event patterns, fitted to the whole text.
+        return set().union(
+            *(
+                self.signed[p]
+                if isinstance(p, _SignedPattern)
+                else p.lines(self.text, self.starts, start, end)
+                for p in patterns
+            )
+        )
+
+    def _signed_lines(self) -> dict[_SignedPattern, set[int]]:
+        """The lines each `_SignedPattern` fits, over the whole text."""
+        shape = self.text.encode("ascii", "replace").translate(_SHAPE).decode("ascii")
+        starts = self.starts
+        candidates: dict[_SignedPattern, set[int]] = {p: set() for p in _SIGNED}
+        for folded, (automaton, owners) in _AUTOMATA.items():
+            haystack = shape.lower() if folded else shape
+            for index, start, _end in automaton.find_matches_as_indexes(haystack, overlapping=True):
+                candidates[owners[index]].add(bisect_right(starts, start) - 1)
+        if not self.text.isascii():
+            foreign, at = set(), shape.find("?")
+            while at != -1:
+                line = bisect_right(starts, at) - 1
+                foreign.add(line)
+                at = shape.find("?", starts[line + 1]) if line + 1 < len(starts) else -1
+            for lines in candidates.values():
+                lines |= foreign
+        return {
+            p: {line for line in lines if p.finder.search(self.text, *self._span(line))}
+            for p, lines in candidates.items()
+        }
+
+    def _span(self, line: int) -> tuple[int, int]:
+        """Where line `line` starts and where the next one does."""
+        following = line + 1
+        end = self.starts[following] if following < len(self.starts) else len(self.text)
+        return self.starts[line], end
 
     def is_event(self, index: int) -> bool:
         """A line of its own: a time, an HTTP request, a JSON record, level and process."""

@@ -16,18 +16,20 @@ A scan is kept for the last few texts, so the detectors of one field
 share it.
 """
 
-import operator
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, count
 
+import numpy as np
 from ahocorasick_rs import AhoCorasick, Implementation
 
-# Every character of a base64, base64url or hex run, and of a token.
-TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
+# Every character of a base64, base64url or hex run, and of a token
+# ([A-Za-z0-9+/=_-]), and how many make a run.
+TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"
+MIN_TOKEN_RUN = 16
+_TOKEN_MARKS = bytes(ord("a") if byte in TOKEN_CHARS else ord(" ") for byte in range(256))
+_SHORTEST_RUN = b"a" * MIN_TOKEN_RUN
 
 _words: list[str] = []
 
@@ -47,6 +49,16 @@ def _automaton() -> tuple[AhoCorasick, tuple[str, ...]]:
     # on a 20,000-character note) and costs under a millisecond to build,
     # once per process: the words are few.
     return AhoCorasick(_words, implementation=Implementation.DFA), tuple(_words)
+
+
+def line_starts(text: str) -> list[int]:
+    """Where each line of `text` starts: 0, and after each line break.
+
+    The breaks are found by numpy in the text's bytes (a character outside
+    ASCII is one "?", so positions hold), twice as fast as splitting.
+    """
+    breaks = np.flatnonzero(np.frombuffer(text.encode("ascii", "replace"), dtype=np.uint8) == 10)
+    return [0, *(breaks + 1).tolist()]
 
 
 @dataclass(frozen=True)
@@ -72,14 +84,27 @@ class Scanned:
     @cached_property
     def line_starts(self) -> list[int]:
         """Where each line of `lowered` starts."""
-        lines = self.lowered.split("\n")
-        # Line i starts after the lengths of the lines before it and i breaks.
-        return [0, *map(operator.add, accumulate(map(len, lines[:-1])), count(1))]
+        return line_starts(self.lowered)
 
     @cached_property
     def token_runs(self) -> list[tuple[int, int]]:
-        """(start, end) of each maximal run of `TOKEN_RUN` characters in the text."""
-        return [match.span() for match in TOKEN_RUN.finditer(self.text)]
+        """(start, end) of each maximal run of `MIN_TOKEN_RUN` or more `TOKEN_CHARS`.
+
+        Found in bytes where every token character is "a" and every other
+        one a space (a character outside ASCII is one "?", so positions
+        hold): a run is then where 16 "a"s are, found by a substring
+        search that skips ahead, not by a pattern tried at every position
+        of every word, which cost three times as much.
+        """
+        marks = self.text.encode("ascii", "replace").translate(_TOKEN_MARKS)
+        runs, at = [], marks.find(_SHORTEST_RUN)
+        while at != -1:
+            start = marks.rfind(b" ", 0, at) + 1
+            end = marks.find(b" ", at)
+            end = len(marks) if end == -1 else end
+            runs.append((start, end))
+            at = marks.find(_SHORTEST_RUN, end)
+        return runs
 
 
 @lru_cache(maxsize=8)

@@ -6,12 +6,13 @@ scanned by an older one.
 """
 
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from itertools import chain
 
 from memory_app.safety import engine, entropy, injection, logs, secrets
-from memory_app.safety.decoding import decoded_runs
+from memory_app.safety.decoding import Decoded, decoded_runs
 from memory_app.safety.normalize import normalize
 from memory_app.safety.types import Detector, Span
 
@@ -59,23 +60,49 @@ def _overlaps(a: Finding, b: Finding) -> bool:
     return a.field == b.field and a.start < b.end and b.start < a.end
 
 
-def _spans(text: str) -> Iterator[tuple[Detector, Span]]:
+def _spans(text: str, engine_found: Future[tuple]) -> Iterator[tuple[Detector, Span]]:
+    """Every detector's spans over `text`, in `DETECTORS` order.
+
+    Ours run first, while the engine's call on `text` (started by the
+    caller) runs in its thread; the engine's spans are then put where its
+    detectors stand in the order.
+    """
+    ours = {
+        detector: detector.find(text) for detector in DETECTORS if detector not in engine.DETECTORS
+    }
+    found = engine_found.result()
     for detector in DETECTORS:
-        for span in detector.find(text):
+        spans = ours[detector] if detector in ours else engine.spans(detector, text, found)
+        for span in spans:
             yield detector, span
 
 
-def _decoded_spans(text: str) -> Iterator[tuple[Detector, Span]]:
-    """Hits inside encoded runs, placed on the run that hid them."""
+@dataclass(frozen=True)
+class _Decoded:
+    """A field's encoded runs decoded, joined into one text to scan."""
+
+    text: str
+    runs: list[Decoded]
+    offsets: list[int]  # where each run's text starts in `text`
+
+
+def _decoded(text: str) -> _Decoded | None:
     runs = decoded_runs(text)
     if not runs:
-        return
+        return None
     joined, offsets = "", []
     for run in runs:
         offsets.append(len(joined))
         joined += normalize(run.text) + "\n\n"
-    for detector, span in _spans(joined):
-        run = runs[bisect_right(offsets, span.start) - 1]
+    return _Decoded(joined, runs, offsets)
+
+
+def _decoded_spans(
+    decoded: _Decoded, engine_found: Future[tuple]
+) -> Iterator[tuple[Detector, Span]]:
+    """Hits inside encoded runs, placed on the run that hid them."""
+    for detector, span in _spans(decoded.text, engine_found):
+        run = decoded.runs[bisect_right(decoded.offsets, span.start) - 1]
         yield detector, Span(span.rule, run.start, run.end)
 
 
@@ -86,21 +113,47 @@ def scan_fields(fields: Mapping[str, str], *, conversation_store: bool) -> list[
     with its base64, hex and percent-encoded runs decoded. A credential
     already reported by one rule is not reported again by a later, more
     generic one, so a GitHub token is one finding, not two.
+
+    The engine's calls run in its worker thread while our detectors run
+    here (engine.start); the findings and their order are those of running
+    every detector in turn.
     """
-    findings: list[Finding] = []
-    for field, raw in fields.items():
-        if not raw:
+    texts = {field: normalize(raw) for field, raw in fields.items() if raw}
+    started: dict[str, Future[tuple]] = {}
+
+    def engine_on(text: str) -> Future[tuple]:
+        if text not in started:
+            started[text] = engine.start(text)
+        return started[text]
+
+    try:
+        # Every engine call is queued before our detectors run, so they overlap.
+        scans = [(field, text, engine_on(text)) for field, text in texts.items()]
+        decoded = {field: _decoded(text) for field, text in texts.items()}
+        hidden = {field: (d, engine_on(d.text)) for field, d in decoded.items() if d is not None}
+        findings: list[Finding] = []
+        for field, text, engine_found in scans:
+            spans = _spans(text, engine_found)
+            if field in hidden:
+                spans = chain(spans, _decoded_spans(*hidden[field]))
+            findings.extend(_field_findings(field, spans, conversation_store=conversation_store))
+        return findings
+    finally:
+        for future in started.values():
+            future.cancel()  # only calls not yet begun: after an error in our detectors
+
+
+def _field_findings(
+    field: str, spans: Iterable[tuple[Detector, Span]], *, conversation_store: bool
+) -> list[Finding]:
+    field_findings: list[Finding] = []
+    for detector, span in spans:
+        tolerated = detector.tolerated_in_conversations and conversation_store
+        finding = Finding(span.rule, field, span.start, span.end, not tolerated)
+        if finding in field_findings or (
+            detector.family in _CREDENTIAL_FAMILIES
+            and any(_overlaps(finding, other) for other in field_findings)
+        ):
             continue
-        text = normalize(raw)
-        field_findings: list[Finding] = []
-        for detector, span in chain(_spans(text), _decoded_spans(text)):
-            tolerated = detector.tolerated_in_conversations and conversation_store
-            finding = Finding(span.rule, field, span.start, span.end, not tolerated)
-            if finding in field_findings or (
-                detector.family in _CREDENTIAL_FAMILIES
-                and any(_overlaps(finding, other) for other in field_findings)
-            ):
-                continue
-            field_findings.append(finding)
-        findings.extend(sorted(field_findings, key=lambda f: (f.start, f.detector)))
-    return findings
+        field_findings.append(finding)
+    return sorted(field_findings, key=lambda f: (f.start, f.detector))

@@ -12,7 +12,7 @@ placeholder (placeholders.py) never blocks.
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from memory_app.safety import prefilter
 from memory_app.safety.placeholders import is_placeholder, is_reference
@@ -55,18 +55,22 @@ _BARE = r"(?P<bv>[^\s\"'`,;<>)\]}}]{{{min},200}})"
 # ("{\"password\":\"…\"}") or not, a subscript's bracket (env["TOKEN"] =,
 # char password[] =), then the operator of any language (=, :=, ?=, ||=,
 # <-, =>, ==) or a verb of prose.
-_ASSIGNMENT = re.compile(
-    rf"(?i)(?P<key>{_ASSIGNED_KEY})(?:[\"'`]?\]|\[\])?(?:\\?[\"'`])?"
+_ASSIGNMENT_TAIL = (
+    r"(?:[\"'`]?\]|\[\])?(?:\\?[\"'`])?"
     r"(?P<sep>\s*(?:={1,3}|!==?|[:?]=|\|\|=|=>|->|<-|:|\s+(?:is|was|are|to|set\s+to)\s*:?)\s*)"
     rf"(?:{_QUOTED.format(min=4)}|{_BARE.format(min=4)})"
 )
+_ASSIGNMENT = re.compile(rf"(?i)(?P<key>{_ASSIGNED_KEY}){_ASSIGNMENT_TAIL}")
 # "deepgramKEY io3l0urk…", "oanda SECRET key ABCD…": a secret word, up to
 # two short words, then a long token that mixes digits and letters or is
 # long enough (20+) not to be a word.
+_SPACED_WORD = r"(?:\s+(?:key|token|code|id)\b)?"  # the key's one more word
+_SPACED_VALUE = (
+    r"\s+[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}"
+    r"|[A-Za-z0-9_-]{20,200}))(?![\w+/=])"
+)
 _SPACED = re.compile(
-    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access)(?:\s+(?:key|token|code|id)\b)?)\s+"
-    r"[\"']?(?P<bv>(?:(?=[^\s]*\d)(?=[^\s]*[A-Za-z])[A-Za-z0-9+/=_.:-]{16,200}|[A-Za-z0-9_-]{20,200}))"
-    r"(?![\w+/=])"
+    rf"(?i)\b(?P<key>[\w.-]*(?:{_SECRET_WORD}|key|private|access){_SPACED_WORD}){_SPACED_VALUE}"
 )
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
@@ -374,6 +378,25 @@ _LONG_TOKEN_RULES = {
 # position. Most of the scan's time went to trying these two at every
 # word of those lines.
 _KEY_FIRST_RULES = {"password_assignment": "run", "keyword_token": "word"}
+# What must follow the key of those rules, as their patterns say it. Their
+# key is a run of [\w.-] characters that ends where the run does (an
+# assignment's key may also stop at the "-" of "->"), so a key start
+# whose run is not followed by this cannot match, and the pattern (most
+# of its cost trying where the secret word sits in the key) is not tried
+# there.
+_KEY_RUN = re.compile(r"[\w.-]*")
+_AFTER_KEY = {
+    "password_assignment": re.compile(rf"(?i){_ASSIGNMENT_TAIL}"),
+    "keyword_token": re.compile(rf"(?i){_SPACED_WORD}{_SPACED_VALUE}"),
+}
+
+
+def _may_follow(after: re.Pattern[str], region: str, start: int) -> bool:
+    """Whether the key run at `start` is followed by what `after` needs."""
+    end = _KEY_RUN.match(region, start).end()
+    return bool(
+        after.match(region, end) or (region[end - 1] == "-" and after.match(region, end - 1))
+    )
 
 
 def _regions(text: str, hits: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -454,6 +477,38 @@ class _Gate:
         return self._key_starts[key]
 
 
+_LOGIN = re.compile("(?i)login")
+
+
+def _line_or_login_starts(region: str) -> list[int]:
+    """Where a line of `region` starts, and where "login" does, in order."""
+    starts, at = [0], region.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = region.find("\n", at + 1)
+    return sorted({*starts, *(match.start() for match in _LOGIN.finditer(region))})
+
+
+def _scheme_starts(region: str) -> list[int]:
+    """Where a URL's scheme may start: 2 to 21 characters before a "://"."""
+    starts, at = set(), region.find("://")
+    while at != -1:
+        starts.update(range(max(at - 21, 0), at - 1))
+        at = region.find("://", at + 1)
+    return sorted(starts)
+
+
+# Rules whose every match starts at a place found more cheaply than by
+# trying the pattern at every position of the region: a line start or
+# "login" (password lines), or a URL's scheme (its 2 to 21 characters
+# before "://").
+_STARTS: dict[str, Callable[[str], list[int]]] = {
+    "password_line": _line_or_login_starts,
+    "url_credentials": _scheme_starts,
+    "url_token": _scheme_starts,
+}
+
+
 def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
     """`pattern.finditer(region)` for a pattern whose matches begin only at `starts`."""
     end = 0
@@ -482,7 +537,13 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
         for start, end in gate.regions(name):
             region = text[start:end]
             if name in _KEY_FIRST_RULES:
-                found = _matches_from(pattern, region, gate.key_starts(name, start, end))
+                after = _AFTER_KEY[name]
+                starts = [
+                    at for at in gate.key_starts(name, start, end) if _may_follow(after, region, at)
+                ]
+                found = _matches_from(pattern, region, starts)
+            elif name in _STARTS:
+                found = _matches_from(pattern, region, _STARTS[name](region))
             else:
                 found = pattern.finditer(region)
             yield from ((name, match, start) for match in found)

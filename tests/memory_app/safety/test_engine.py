@@ -9,6 +9,7 @@ is ours.
 
 import random
 import string
+from concurrent.futures import ThreadPoolExecutor
 
 import betterleaks
 import pytest
@@ -78,3 +79,28 @@ def test_the_engine_leaves_password_assignments_to_our_rules():
     assert "generic-password" in rules
     assert "generic-password" not in configured
     assert detectors(text) == {"password_assignment"}
+
+
+def test_an_engine_error_reaches_the_caller(monkeypatch):
+    def failing(text):
+        raise betterleaks.BetterleaksError("engine down")
+
+    monkeypatch.setattr(engine, "_findings", failing)
+    with pytest.raises(betterleaks.BetterleaksError, match="engine down"):
+        scan_fields({"content": long_note(2_000)}, conversation_store=False)
+
+
+def test_scans_from_several_threads_find_what_one_scan_finds():
+    def scan(note: str) -> list:
+        return scan_fields({"a": note, "b": note[::-1]}, conversation_store=False)
+
+    notes = [
+        f"{long_note(3_000 + 500 * i)}\nCI_TOKEN=ghp_{generated(36)}\npassword = '{generated(14)}'"
+        for i in range(8)
+    ]
+    one_by_one = [scan(note) for note in notes]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(scan, notes))
+    assert together == one_by_one
+    expected = {"github_token", "password_assignment"}
+    assert all(expected <= {f.detector for f in found} for found in together)

@@ -2,10 +2,11 @@
 
 import json
 import random
+from bisect import bisect_right
 
 import pytest
 
-from memory_app.safety import scan_fields
+from memory_app.safety import logs, scan_fields
 
 
 def log_dump(text: str) -> bool:
@@ -135,3 +136,26 @@ def test_a_python_traceback_continues_the_log_it_belongs_to():
     )
     text = f"{head}\nTraceback (most recent call last):\n{frames}\nValueError: boom"
     assert log_dump(text)
+
+
+def test_the_signatures_find_every_line_the_pattern_fits():
+    """Each signed pattern fits the lines its finder finds in the whole text."""
+    pieces = [
+        *("12:30:45", "1:02:03.5", "2026-11-25", "2026/1/2 10:00", "25/May/2015", "Mar 30"),
+        *("151125 120000", "INFO", "WARNING", "ERR", "\tWarning\t", "I1125 ", " 12 34 E "),
+        *("I/Tag( 12):", "pid=12", "PID: 3", "thread_id=5", "proce\u017fs=1", "p\u0131d=4"),
+        *("\u0661\u0662:\u0663\u0660:\u0664\u0665", "12\u00a0V\u00a0", "\u2003", "\u00e9", "?"),
+        *("\u212a", "\u0130", "x", " ", "\n", "\t", ":", "=", "/", "0"),
+    ]
+    rng = random.Random(20261125)
+    texts = ["\n".join(make(i, rng) for i in range(40)) for make in FORMATS.values()]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    for text in texts:
+        lines = [*text.split("\n"), ""]
+        found = logs._Lines(text + "\n", lines)
+        for signed in logs._SIGNED:
+            everywhere = {
+                bisect_right(found.starts, match.start()) - 1
+                for match in signed.finder.finditer(found.text)
+            }
+            assert found.signed[signed] == everywhere, text
