@@ -68,6 +68,22 @@ def test_a_request_never_goes_back_to_the_event_loop_halfway(monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_request_crosses_to_its_thread_once(monkeypatch):
+    """Start signal, middleware, view and end signal in one call; Django's
+    handler made three."""
+    crossings = []
+    cross = sync.SyncToAsync.__call__
+
+    def counted(self, *args, **kwargs):
+        crossings.append(self.func)
+        return cross(self, *args, **kwargs)
+
+    monkeypatch.setattr(sync.SyncToAsync, "__call__", counted)
+    assert run(_get("/healthz")) == 200
+    assert len(crossings) == 1
+
+
+@pytest.mark.django_db(transaction=True)
 def test_requests_one_after_another_run_in_the_same_thread():
     """Django's handler starts and joins a thread for each request; here a
     finished request's thread serves the next one."""
