@@ -95,10 +95,9 @@ class Columns:
 class Found:
     """One candidate: its row, its scores and the lists it came from.
 
-    The model instance is built from the row on first use: most candidates
-    of a hybrid query fall under the relevance floor and never need one
-    (building 60 instances and decoding their JSON cost more CPU than the
-    rest of the Python around the statement, docs/benchmarks.md).
+    The model instance is built from the row on first use: the candidates
+    under the relevance floor never need one (at 10,000 documents about 20
+    of the 50 rows a hybrid query fetches, docs/benchmarks.md).
     """
 
     row: tuple
