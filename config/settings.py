@@ -15,6 +15,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from config.brokers import filesystem_broker
+from config.database.checkout import check_on_news
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -186,7 +187,8 @@ def _connection_reuse() -> dict:
     size = env_int("DATABASE_POOL_SIZE", 10, minimum=0)
     if not size:
         return {"CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0), "OPTIONS": {}}
-    return {"CONN_MAX_AGE": 0, "OPTIONS": {"pool": {"min_size": 1, "max_size": size}}}
+    pool = {"min_size": 1, "max_size": size, "check": check_on_news}
+    return {"CONN_MAX_AGE": 0, "OPTIONS": {"pool": pool}}
 
 
 def _databases() -> dict:

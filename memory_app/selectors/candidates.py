@@ -23,13 +23,16 @@ Every candidate comes back with its lexical score, its cosine distance and
 which lists it came from, so re-ranking needs no further query.
 """
 
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 from memory_app.embeddings import get_backend
 from memory_app.models import DocumentTerms, MemoryDocument
@@ -52,9 +55,53 @@ TABLE = MemoryDocument._meta.db_table
 TERMS_TABLE = DocumentTerms._meta.db_table
 
 
-@dataclass(frozen=True)
+class Columns:
+    """The document columns a statement selects, and how a row of them
+    becomes a model instance (`Model.from_db` takes values in the model's
+    field order, converted)."""
+
+    def __init__(self, fields: tuple[str, ...]) -> None:
+        wanted = set(fields)
+        self.fields = [f for f in MemoryDocument._meta.concrete_fields if f.attname in wanted]
+        self.attnames = [f.attname for f in self.fields]
+        # Few fields convert what the driver returns (JSON's text, say).
+        self.converters = [(i, f) for i, f in enumerate(self.fields) if hasattr(f, "from_db_value")]
+        self.created_at = self.attnames.index("created_at")
+        self.updated_at = self.attnames.index("updated_at")
+
+    def document(self, row: tuple) -> MemoryDocument:
+        """The instance `from_db` would build, without `Model.__init__`.
+
+        `__init__` sets the attributes one by one through their descriptors
+        and sends two signals: 13 µs a row, five times what filling the
+        instance's dict costs. Nothing listens to those signals for this
+        model; if something ever does, `from_db` builds it.
+        tests/memory_app/test_candidate_rows.py holds the two to the same
+        instance.
+        """
+        values = list(row[: len(self.fields)])
+        for index, model_field in self.converters:
+            values[index] = model_field.from_db_value(values[index], None, connection)
+        if pre_init.has_listeners(MemoryDocument) or post_init.has_listeners(MemoryDocument):
+            return MemoryDocument.from_db(connection.alias, self.attnames, values)
+        document = MemoryDocument.__new__(MemoryDocument)
+        document.__dict__.update(zip(self.attnames, values, strict=True))
+        document._state = ModelState()
+        document._state.adding = False
+        document._state.db = connection.alias
+        return document
+
+
+@dataclass
 class Found:
-    document: MemoryDocument
+    """One candidate: its row, its scores and the lists it came from.
+
+    The model instance is built from the row on first use: the candidates
+    under the relevance floor never need one (at 10,000 documents about 20
+    of the 50 rows a hybrid query fetches, docs/benchmarks.md).
+    """
+
+    row: tuple
     lexical: float
     # Share of the query's informative term weight this document matches, 0 to 1.
     coverage: float
@@ -62,6 +109,16 @@ class Found:
     identifier: bool
     distance: float | None
     sources: frozenset[str]
+    columns: Columns = field(repr=False)
+
+    @functools.cached_property
+    def document(self) -> MemoryDocument:
+        return self.columns.document(self.row)
+
+    @property
+    def moments(self) -> tuple[datetime, datetime]:
+        """When the document was written and last changed, without building it."""
+        return self.row[self.columns.created_at], self.row[self.columns.updated_at]
 
 
 def split_identifiers(text: str) -> tuple[list[str], str]:
@@ -161,9 +218,8 @@ def gather(
         lists.append("pinned")
     if not lists:
         return []
-    # Model.from_db takes values in the model's field order, converted.
-    model_fields = [f for f in MemoryDocument._meta.concrete_fields if f.attname in set(fields)]
-    columns = ", ".join(f"d.{f.column}" for f in model_fields)
+    selected = _columns(fields)
+    columns = ", ".join(f"d.{f.column}" for f in selected.fields)
     union = " UNION ".join(f"SELECT id FROM {_LIST_CTE[name]}" for name in lists)
     flags = ", ".join(f"d.id IN (SELECT id FROM {_LIST_CTE[name]}) AS in_{name}" for name in lists)
     lexical_score = (
@@ -183,25 +239,24 @@ def gather(
         f"SELECT {columns}, {lexical_score}, {distance} AS distance, {flags} "
         f"FROM ids JOIN {TABLE} d ON d.id = ids.id {lexical_join}"
     )
-    found = []
     with connection.cursor() as cursor:
         # The final SELECT's placeholders come after every CTE's.
         cursor.execute(sql, [*params, *final_params])
-        width = len(model_fields)
-        attnames = [f.attname for f in model_fields]
-        # Few fields convert what the driver returns (JSON's text, say): look them up once.
-        converters = [(i, f) for i, f in enumerate(model_fields) if hasattr(f, "from_db_value")]
-        for row in cursor.fetchall():
-            values = list(row[:width])
-            for index, model_field in converters:
-                values[index] = model_field.from_db_value(values[index], None, connection)
-            document = MemoryDocument.from_db(connection.alias, attnames, values)
-            lexical_score, coverage, identifier, dist, *in_lists = row[width:]
-            sources = frozenset(name for name, hit in zip(lists, in_lists, strict=True) if hit)
-            found.append(
-                Found(document, float(lexical_score), float(coverage), identifier, dist, sources)
-            )
+        rows = cursor.fetchall()
+    width = len(selected.fields)
+    found = []
+    for row in rows:
+        lexical_score, coverage, identifier, dist, *in_lists = row[width:]
+        sources = frozenset(name for name, hit in zip(lists, in_lists, strict=True) if hit)
+        found.append(
+            Found(row, float(lexical_score), float(coverage), identifier, dist, sources, selected)
+        )
     return found
+
+
+@functools.cache
+def _columns(fields: tuple[str, ...]) -> Columns:
+    return Columns(fields)
 
 
 _LIST_CTE = {"text": "text_top", "semantic": "semantic", "time": "timed", "pinned": "pinned"}

@@ -9,6 +9,7 @@ text is counted with a real tokenizer and never exceeds the budget; a
 document that only partly fits is cut at a word boundary.
 """
 
+import functools
 import html
 from dataclasses import dataclass, field
 
@@ -122,7 +123,46 @@ def _assemble(entries: list[Entry]) -> str:
     return "\n".join(parts)
 
 
+def _assembled_tokens(entries: list[Entry]) -> int:
+    """`count_tokens(_assemble(entries))`, from the entries' own counts.
+
+    The tokenizer cuts text into pieces before it encodes each, and no piece
+    crosses the line breaks `_assemble` puts between an opening line, an
+    entry and a closing line: each of those ends in punctuation ('.' or
+    '>'), whose piece takes the line break along and stops before the '<'
+    that starts the next. So the whole counts as each part followed by its
+    line break, the last without: an entry's own count plus what the break
+    adds after '</memory>', and the frames' lines counted once per process.
+    Encoding the whole text again cost a third of the context's token
+    counting; tests/memory_app/test_context_tokens.py holds the two equal.
+    """
+    blocks = [
+        (TRUSTED_OPEN, [e for e in entries if e.trusted], TRUSTED_CLOSE),
+        (UNTRUSTED_OPEN, [e for e in entries if not e.trusted], UNTRUSTED_CLOSE),
+    ]
+    blocks = [block for block in blocks if block[1]]
+    total = 0
+    for index, (opener, block_entries, closer) in enumerate(blocks):
+        total += _line_tokens(opener) + sum(e.tokens for e in block_entries)
+        total += len(block_entries) * _entry_break_tokens()
+        total += _line_tokens(closer) if index < len(blocks) - 1 else _line_tokens(closer, False)
+    return total
+
+
+@functools.cache
+def _line_tokens(line: str, broken: bool = True) -> int:
+    return count_tokens(line + "\n" if broken else line)
+
+
+@functools.cache
+def _entry_break_tokens() -> int:
+    """What the line break after an entry adds to its count."""
+    return count_tokens("</memory>\n") - count_tokens("</memory>")
+
+
+@functools.cache
 def _frame_tokens(trusted: bool) -> int:
+    """A block's opening and closing lines: the same text every time, counted once."""
     opener, closer = (TRUSTED_OPEN, TRUSTED_CLOSE) if trusted else (UNTRUSTED_OPEN, UNTRUSTED_CLOSE)
     return count_tokens(f"{opener}\n{closer}\n") + 1
 
@@ -177,15 +217,14 @@ def build_context(*, actor: Actor, message: str, max_docs: int, token_budget: in
         outcome = "beyond_max_docs" if index >= max_docs else try_add(entry, token_budget)
         trace.append(_trace_row(entry, outcome, actor, sources=sorted(candidate.sources)))
 
-    text = _assemble(_ordered(entries))
-    tokens = count_tokens(text) if text else 0
+    tokens = _assembled_tokens(entries)
     while tokens > token_budget and entries:
-        # Counting parts can differ from counting the whole by a token or two.
+        # The budget's estimate of the frames can differ from the whole by a token or two.
         dropped = entries.pop()
         _mark(trace, dropped, "cut_by_budget")
-        text = _assemble(_ordered(entries))
-        tokens = count_tokens(text) if text else 0
-    return BuiltContext(text=text, tokens=tokens, entries=_ordered(entries), trace=trace)
+        tokens = _assembled_tokens(entries)
+    ordered = _ordered(entries)
+    return BuiltContext(text=_assemble(ordered), tokens=tokens, entries=ordered, trace=trace)
 
 
 def _ordered(entries: list[Entry]) -> list[Entry]:

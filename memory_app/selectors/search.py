@@ -109,7 +109,11 @@ class Scored:
     @property
     def evidence(self) -> float:
         """Meaning or words, on an absolute scale: what the relevance floor reads."""
-        return self.semantic + (1 - self.semantic) * self.coverage
+        return evidence(self.semantic, self.coverage)
+
+
+def evidence(semantic: float, coverage: float) -> float:
+    return semantic + (1 - semantic) * coverage
 
 
 def context_stores_q(actor: Actor) -> Q:
@@ -335,32 +339,61 @@ def hybrid_candidates(
     floor = fusion.floor if mode == "hybrid" else 0.0
     scored = []
     for item in found:
+        semantic = max(0.0, 1.0 - float(item.distance)) if item.distance is not None else 0.0
+        sources = set(item.sources) - {"pinned"}
+        pinned = "pinned" in item.sources
+        timely = moment_in(window, *item.moments)
+        # Decided on the row's scores: a candidate under the floor is never built.
+        if not (
+            pinned
+            or kept(sources, semantic, item.coverage, item.identifier, timely=timely, floor=floor)
+        ):
+            continue
         document = item.document
         document.store = scope[document.store_id]
-        semantic = max(0.0, 1.0 - float(item.distance)) if item.distance is not None else 0.0
-        candidate = Scored(
-            document=document,
-            score=0.0,
-            components={},
-            lexical=item.lexical,
-            coverage=item.coverage,
-            identifier=item.identifier,
-            semantic=semantic,
-            sources=set(item.sources) - {"pinned"},
-            pinned="pinned" in item.sources,
-            timely=moment_in(window, document.created_at, document.updated_at),
+        scored.append(
+            Scored(
+                document=document,
+                score=0.0,
+                components={},
+                lexical=item.lexical,
+                coverage=item.coverage,
+                identifier=item.identifier,
+                semantic=semantic,
+                sources=sources,
+                pinned=pinned,
+                timely=timely,
+            )
         )
-        if candidate.pinned or above_floor(candidate, floor):
-            scored.append(candidate)
     return scored
 
 
 def above_floor(candidate: Scored, floor: float) -> bool:
+    """Whether a scored candidate clears the floor (`kept`)."""
+    return kept(
+        candidate.sources,
+        candidate.semantic,
+        candidate.coverage,
+        candidate.identifier,
+        timely=candidate.timely,
+        floor=floor,
+    )
+
+
+def kept(
+    sources: set[str],
+    semantic: float,
+    coverage: float,
+    identifier: bool,
+    *,
+    timely: bool,
+    floor: float,
+) -> bool:
     """Close enough in meaning or words, holding an identifier the question names
     (a ticket id says more than any share of words), or written when it asks about."""
-    if candidate.sources <= {"semantic"} and candidate.semantic < MIN_SEMANTIC:
+    if sources <= {"semantic"} and semantic < MIN_SEMANTIC:
         return False
-    return candidate.timely or candidate.identifier or candidate.evidence >= floor
+    return timely or identifier or evidence(semantic, coverage) >= floor
 
 
 def memory_search(

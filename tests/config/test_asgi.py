@@ -7,6 +7,7 @@ import threading
 import httpx
 import pytest
 from asgiref import sync
+from django.core.signals import request_started
 from django.db import connection
 from django.db.backends.signals import connection_created
 
@@ -64,6 +65,42 @@ def test_a_request_never_goes_back_to_the_event_loop_halfway(monkeypatch):
     monkeypatch.setattr(sync.AsyncToSync, "__call__", counted)
     assert run(_get("/healthz")) == 200
     assert returns_to_loop == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_crosses_to_its_thread_once(monkeypatch):
+    """Start signal, middleware, view and end signal in one call; Django's
+    handler made three."""
+    crossings = []
+    cross = sync.SyncToAsync.__call__
+
+    def counted(self, *args, **kwargs):
+        crossings.append(self.func)
+        return cross(self, *args, **kwargs)
+
+    monkeypatch.setattr(sync.SyncToAsync, "__call__", counted)
+    assert run(_get("/healthz")) == 200
+    assert len(crossings) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_requests_one_after_another_run_in_the_same_thread():
+    """Django's handler starts and joins a thread for each request; here a
+    finished request's thread serves the next one."""
+    threads: list[int] = []
+
+    def started(**kwargs):
+        threads.append(threading.get_ident())
+
+    request_started.connect(started)
+    try:
+        for _ in range(3):
+            assert run(_get("/healthz")) == 200
+    finally:
+        request_started.disconnect(started)
+    assert len(threads) == 3
+    assert len(set(threads)) == 1
+    assert threads[0] != threading.get_ident()
 
 
 def test_requests_reuse_the_database_sessions_of_earlier_ones(asgi_server, transactional_db):
