@@ -3,9 +3,10 @@
 Serve it with uvicorn (README, "Running in production").
 """
 
+import asyncio
 import os
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
+from contextlib import closing, suppress
 
 import django
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
@@ -66,7 +67,7 @@ class SyncStackHandler(ASGIHandler):
         start to its end, in one call to the request's thread; then the answer
         sent. Django's handler crosses to the thread three times (the start
         signal, the response, its closing). A streaming answer is closed
-        after it is sent, as Django does."""
+        after it is sent, as Django does, and stops when its client goes."""
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
@@ -74,11 +75,28 @@ class SyncStackHandler(ASGIHandler):
         with closing(body_file):
             set_script_prefix(get_script_prefix(scope))
             response = await sync_to_async(self._respond, thread_sensitive=True)(scope, body_file)
-            try:
+            if not response.streaming:
                 await self.send_response(response, send)
+                return
+            try:
+                await self._stream(response, receive, send)
             finally:
-                if response.streaming:
-                    await sync_to_async(response.close, thread_sensitive=True)()
+                await sync_to_async(response.close, thread_sensitive=True)()
+
+    async def _stream(self, response, receive, send) -> None:
+        """Send a streaming answer until it ends or its client disconnects.
+
+        An event stream waits between its frames for as long as minutes; a
+        client that has gone must not keep it polling, so the sending is
+        cancelled on the disconnect, as in Django's own handler."""
+        sending = asyncio.ensure_future(self.send_response(response, send))
+        listening = asyncio.ensure_future(self.listen_for_disconnect(receive))
+        await asyncio.wait({sending, listening}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (sending, listening):
+            task.cancel()
+        for task in (sending, listening):
+            with suppress(asyncio.CancelledError, RequestAborted):
+                await task
 
     def _respond(self, scope, body_file) -> HttpResponseBase:
         signals.request_started.send(sender=self.__class__, scope=scope)

@@ -12,7 +12,10 @@ from django.db import connection
 from django.db.backends.signals import connection_created
 
 from config.asgi import django_application
+from memory_app.api.stream import MAX_STREAM_SECONDS
+from memory_app.services.principals import api_key_issue
 from tests.aio import run
+from tests.factories import UserFactory
 
 
 async def _get(path: str) -> int:
@@ -125,3 +128,55 @@ def test_requests_reuse_the_database_sessions_of_earlier_ones(asgi_server, trans
     assert len(sessions) == 6
     # At most one new session, if no idle one was there for the first request.
     assert len(set(sessions) - existing) <= 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_stream_stops_when_its_client_disconnects():
+    """The stream waits minutes for events; a client that has gone must not
+    keep it open. Disconnecting after the first frame ends the call."""
+    key = api_key_issue(user=UserFactory(username="watcher")).raw
+    first_frame = asyncio.Event()
+    frames: list[bytes] = []
+    status: list[int] = []
+
+    async def receive():
+        if not frames and not status:
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await first_frame.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        elif message.get("body"):
+            frames.append(message["body"])
+            first_frame.set()
+
+    path = "/api/v1/events/stream"
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"localhost"),
+            (b"authorization", f"Token {key}".encode()),
+            (b"accept", b"text/event-stream"),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+    async def call() -> float:
+        started = asyncio.get_running_loop().time()
+        await asyncio.wait_for(django_application(scope, receive, send), MAX_STREAM_SECONDS / 10)
+        return asyncio.get_running_loop().time() - started
+
+    assert run(call()) < 5
+    assert status == [200]
+    assert frames[0].startswith(b"retry:")
