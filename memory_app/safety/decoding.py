@@ -24,7 +24,9 @@ _HEX = re.compile(r"(?=[0-9A-Fa-f]{16})(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?!
 # Opens with its literal "%", which the regex engine skips to in one fast
 # loop (a pattern opening with a group or look-ahead is tried everywhere).
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*)*")
-_READABLE = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\uffff]")
+# What readable text may not hold (controls, DEL, C1, beyond the BMP);
+# counted rather than the readable characters, which are nearly all.
+_UNREADABLE = re.compile(r"[^\t\n\r\x20-\x7e\u00a0-\uffff]")
 MIN_DECODED_CHARS = 8
 
 
@@ -42,7 +44,7 @@ def _readable(data: bytes) -> str | None:
         return None
     if len(text) < MIN_DECODED_CHARS:
         return None
-    readable = sum(1 for _ in _READABLE.finditer(text))
+    readable = len(text) - len(_UNREADABLE.findall(text))
     return text if readable >= 0.95 * len(text) else None
 
 

@@ -25,7 +25,6 @@ two, not for their sum. The threads are few and shared by the process.
 """
 
 import os
-import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache, lru_cache, partial
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from memory_app.safety.entropy import is_digest
 from memory_app.safety.placeholders import is_placeholder, is_reference
+from memory_app.safety.prefilter import line_starts
 from memory_app.safety.types import Detector, Span
 
 # Stable names for the vendors our API reported before the engine.
@@ -53,7 +53,6 @@ _ALIASES = {
 }
 
 
-_LINE_END = re.compile("\n")
 CONFIG = str(Path(__file__).with_name("engine.toml"))
 
 
@@ -62,10 +61,6 @@ def _scan():
     import betterleaks
 
     return partial(betterleaks.scan_string, config_path=CONFIG)
-
-
-def _line_starts(text: str) -> list[int]:
-    return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def _not_a_value(value: str) -> bool:
@@ -121,7 +116,7 @@ def _engine_spans(text: str, findings: tuple, *, generic: bool) -> list[Span]:
     found = [f for f in findings if f.rule_id.startswith("generic") == generic]
     if not found:
         return []
-    starts = _line_starts(text)
+    starts = line_starts(text)
     spans = []
     for finding in found:
         value = finding.match.value or finding.match.full

@@ -222,6 +222,25 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
 
 prefilter.register(stem for alts in _NEEDS.values() for alt in alts for g in alt for stem in g)
 
+# Each group of `_NEEDS` is a bit, and each alternative the bits of its
+# groups: which groups a text holds is found once, from the stems it
+# holds, and an alternative is then passed over with one test instead of
+# a search of the text's stems per group.
+_GROUP_BITS = {
+    group: 1 << index
+    for index, group in enumerate(
+        dict.fromkeys(g for alts in _NEEDS.values() for alt in alts for g in alt)
+    )
+}
+_STEM_GROUPS: dict[str, int] = {}
+for _group, _bit in _GROUP_BITS.items():
+    for _stem in _group:
+        _STEM_GROUPS[_stem] = _STEM_GROUPS.get(_stem, 0) | _bit
+_ALTERNATIVE_BITS = {
+    rule: [sum({_GROUP_BITS[group] for group in alt}) for alt in alts]
+    for rule, alts in _NEEDS.items()
+}
+
 
 class _Held:
     """On which lines of a text each stem starts a word.
@@ -231,45 +250,51 @@ class _Held:
     underscores, as the rules' separators do), so its other occurrences
     ("skip" in "buttonskip") are dropped. Stems with other characters
     ("<", "inst]") count wherever they are.
+
+    A set of lines is an int with bit `n` set for line `n`: the gate
+    unites, widens and intersects such sets for every rule, which on
+    ints is one operation each, not one per line.
     """
 
     def __init__(self, scanned: prefilter.Scanned) -> None:
         self.scanned = scanned
         self.line_starts = scanned.line_starts
-        self._lines: dict[str, set[int]] = {}
-        self._groups: dict[tuple[str, ...], set[int]] = {}
-        self._near: dict[tuple[str, ...], set[int]] = {}
+        self._lines: dict[str, int] = {}
+        self._groups: dict[tuple[str, ...], int] = {}
+        self._near: dict[tuple[str, ...], int] = {}
+        self.groups = 0  # the bits of the groups a stem of which is in the text
+        for stem in scanned.hits:
+            self.groups |= _STEM_GROUPS.get(stem, 0)
 
-    def lines(self, stem: str) -> set[int]:
+    def lines(self, stem: str) -> int:
         if stem not in self._lines:
             lowered, found = self.scanned.lowered, self.scanned.hits.get(stem, ())
-            starts = self.line_starts
-            if stem.isalnum():
-                lines = {
-                    bisect_right(starts, at) - 1
-                    for at in found
-                    if not at or not lowered[at - 1].isalnum()
-                }
-            else:
-                lines = {bisect_right(starts, at) - 1 for at in found}
+            starts, lines = self.line_starts, 0
+            word = stem.isalnum()
+            for at in found:
+                if not word or not at or not lowered[at - 1].isalnum():
+                    lines |= 1 << (bisect_right(starts, at) - 1)
             self._lines[stem] = lines
         return self._lines[stem]
 
-    def has(self, group: tuple[str, ...]) -> bool:
-        """Whether a stem of `group` is anywhere in the text, at a word start or not."""
-        return not self.scanned.hits.keys().isdisjoint(group)
-
-    def group_lines(self, group: tuple[str, ...]) -> set[int]:
+    def group_lines(self, group: tuple[str, ...]) -> int:
         if group not in self._groups:
-            self._groups[group] = set().union(*(self.lines(stem) for stem in group))
+            hits, lines = self.scanned.hits, 0
+            for stem in group:
+                if stem in hits:
+                    lines |= self.lines(stem)
+            self._groups[group] = lines
         return self._groups[group]
 
-    def near_lines(self, group: tuple[str, ...]) -> set[int]:
-        """The lines that hold a word of `group`, and the lines either side of them."""
+    def near_lines(self, group: tuple[str, ...]) -> int:
+        """The lines that hold a word of `group`, and the lines either side of them.
+
+        (Line -1 falls away, as the bit past the end would: only lines that
+        hold an anchor are ever kept.)
+        """
         if group not in self._near:
             found = self.group_lines(group)
-            before, after = [line - 1 for line in found], [line + 1 for line in found]
-            self._near[group] = found.union(before, after)
+            self._near[group] = found | found << 1 | found >> 1
         return self._near[group]
 
 
@@ -287,17 +312,21 @@ def _regions(rule: str, held: _Held) -> list[tuple[int, int]]:
     are searched: in a long note "ignore" and "instructions" are both
     likely somewhere, rarely within a line of each other.
     """
-    lines: set[int] = set()
-    for anchors, *others in _NEEDS[rule]:
-        if not all(held.has(group) for group in (anchors, *others)):
-            continue  # before placing any word on its line
-        near = [held.group_lines(group) for group in others]
-        if not all(near):
+    lines = 0
+    for (anchors, *others), needed in zip(_NEEDS[rule], _ALTERNATIVE_BITS[rule], strict=True):
+        if held.groups & needed != needed:
+            continue  # a group none of whose stems is in the text, at a word start or not
+        if not all(held.group_lines(group) for group in others):
             continue
-        lines |= held.group_lines(anchors).intersection(*map(held.near_lines, others))
+        kept = held.group_lines(anchors)
+        for group in others:
+            kept &= held.near_lines(group)
+        lines |= kept
     starts, end_of_text = held.line_starts, len(held.scanned.lowered)
     regions: list[tuple[int, int]] = []
-    for line in sorted(lines):
+    while lines:
+        line = (lines & -lines).bit_length() - 1  # the lowest line left
+        lines &= lines - 1
         start = starts[max(line - 1, 0)]
         end = starts[line + 2] - 1 if line + 2 < len(starts) else end_of_text
         if regions and start <= regions[-1][1]:

@@ -519,6 +519,7 @@ def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
 
 
 prefilter.register(stem for stems in _RULE_STEMS.values() for stem in stems)
+_ALL_STEMS = frozenset(stem for stems in _RULE_STEMS.values() for stem in stems)
 
 
 def _everywhere(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
@@ -532,6 +533,8 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
     if not scanned.exact:  # a character whose lower case is longer
         yield from _everywhere(text)
         return
+    if scanned.hits.keys().isdisjoint(_ALL_STEMS) and not scanned.token_runs:
+        return  # every rule's regions are empty: no stem, no run for a long token
     gate = _Gate(text, scanned)
     for name, pattern in _PATTERNS.items():
         for start, end in gate.regions(name):
