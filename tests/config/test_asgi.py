@@ -18,6 +18,24 @@ from tests.aio import run
 from tests.factories import UserFactory
 
 
+def _scope(path: str, *headers: tuple[bytes, bytes]) -> dict:
+    """The scope of a GET of `path`, as the server would pass it."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"localhost"), *headers],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
 async def _get(path: str) -> int:
     """One GET through the ASGI application, as the server would make it."""
     messages = [{"type": "http.request", "body": b"", "more_body": False}]
@@ -36,21 +54,7 @@ async def _get(path: str) -> int:
         elif not message.get("more_body"):
             answered.set()
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"localhost")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
-    await django_application(scope, receive, send)
+    await django_application(_scope(path), receive, send)
     return status[0]
 
 
@@ -152,25 +156,11 @@ def test_an_event_stream_stops_when_its_client_disconnects():
             frames.append(message["body"])
             first_frame.set()
 
-    path = "/api/v1/events/stream"
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [
-            (b"host", b"localhost"),
-            (b"authorization", f"Token {key}".encode()),
-            (b"accept", b"text/event-stream"),
-        ],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = _scope(
+        "/api/v1/events/stream",
+        (b"authorization", f"Token {key}".encode()),
+        (b"accept", b"text/event-stream"),
+    )
 
     async def call() -> float:
         started = asyncio.get_running_loop().time()
