@@ -106,13 +106,9 @@ class Scored:
     # Written in the time the question names (selectors/timeframe.py).
     timely: bool = False
 
-    @property
-    def evidence(self) -> float:
-        """Meaning or words, on an absolute scale: what the relevance floor reads."""
-        return evidence(self.semantic, self.coverage)
-
 
 def evidence(semantic: float, coverage: float) -> float:
+    """Meaning or words, on an absolute scale: what the relevance floor reads."""
     return semantic + (1 - semantic) * coverage
 
 
