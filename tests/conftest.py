@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.db import connections
 from rest_framework.test import APIClient
 
+from memory_app.selectors import term_statistics
 from memory_app.services.principals import api_key_issue
 from tests.factories import UserFactory
 
@@ -35,6 +36,12 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
 def _fast_password_hashing(settings):
     # Production hashing takes ~0.5 s a password by design; tests make many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_term_statistics():
+    # Kept a minute per process; a test's ANALYZE is rolled back with it.
+    term_statistics.forget()
 
 
 @pytest.fixture(autouse=True)

@@ -122,7 +122,22 @@ def load_hard(rows: list[HardMemory]) -> dict:
         when = _when(row, now)
         if when is not None:
             MemoryDocument.objects.filter(pk=document.pk).update(created_at=when, updated_at=when)
+    analyze()
     return {tenant: (actor, paths) for tenant, (actor, paths, _) in tenants.items()}
+
+
+def analyze() -> None:
+    """Column statistics as a running install has them (autovacuum gathers
+    them soon after a load): the lexical side reads them to tell common
+    terms from rare ones, and the evaluation must not depend on whether
+    autovacuum came by before its questions."""
+    from django.db import connection
+
+    from memory_app.models import DocumentTerms, MemoryDocument
+
+    with connection.cursor() as cursor:
+        for model in (MemoryDocument, DocumentTerms):
+            cursor.execute(f"ANALYZE {model._meta.db_table}")
 
 
 def _when(row: HardMemory, now):

@@ -3,17 +3,19 @@
 * **Lexical**: a ranked OR over the query's informative terms, BM25-style.
   The English parser drops stop words and stems; identifiers stay whole
   (`INC-4711` and `max_slot_wal_keep_size` become phrase terms, a
-  hyphenated `payments-api` keeps its own lexeme, not its parts). Each
+  hyphenated `payments-api` keeps its own lexeme, not its parts). A rare
   term reads at most TERM_CAP matches from the GIN index (a LATERAL LIMIT),
   so cost is bounded by terms times cap, never by how many rows match; ts_rank
   runs only on those rows (STACK.md: ranking every match of an OR is the
-  cliff). Document frequency is counted in the same read, per term and
-  within the caller's stores, so it is always current; a term that reaches
-  the cap is common enough that its weight is near zero anyway. Besides the
-  score, each document gets its coverage: the share of the query's term
-  weight it matches (a term no document holds weighs the most), an absolute
-  measure the relevance floor reads, and whether it holds one of the
-  query's identifiers.
+  cliff), and its document frequency is counted in the same read, within
+  the caller's stores, so it is always current. A common term (the column
+  statistics count it in at least TERM_CAP of those documents) is not read
+  on its own: its frequency comes from the statistics and it scores the
+  candidates found otherwise (`_lexical_ctes`). Besides the score, each
+  document gets its coverage: the share of the query's term weight it
+  matches (a term no document holds weighs the most), an absolute measure
+  the relevance floor reads, and whether it holds one of the query's
+  identifiers.
 * **Semantic**: the HNSW cosine index, over vectors of the current model
   only (a row embedded by another model is never compared).
 * **Time**: when the question names a time, the memories written then,
@@ -35,12 +37,13 @@ from django.db.models import QuerySet
 from memory_app.embeddings import get_backend
 from memory_app.models import DocumentTerms, MemoryDocument
 from memory_app.selectors.sql import loaded
+from memory_app.selectors.term_statistics import term_statistics
 from memory_app.selectors.timeframe import Window
 
 TERM_CAP = 400
 # The share of all documents the caller's stores must hold for the term
-# reads to skip the store index (`_term_reads`); the store test as the
-# filter writes it, and as written so no index serves it.
+# reads to skip the store index (`Reads`); the store test as the filter
+# writes it, and as written so no index serves it.
 BROAD_SHARE = 0.3
 STORE_TEST = "store_id = ANY(%s)"
 STORE_TEST_UNINDEXED = "store_id + 0 = ANY(%s)"
@@ -122,7 +125,7 @@ class Where:
 
     `stores` are the store ids it keeps (STORE_TEST in `sql`): with them
     the lexical reads can pick their plan by the stores' share of the table
-    (`_term_reads`)."""
+    (`Reads`) and judge a term common or rare within them."""
 
     sql: str
     params: tuple = ()
@@ -164,19 +167,6 @@ def gather(
     ctes: list[str] = []
     params: list = []
     lists: list[str] = []
-    if lexical:
-        identifiers, rest = split_identifiers(query_text)
-        if isinstance(documents, Where):
-            terms_where, broad_where = where, documents.unindexed_stores_sql()
-        else:
-            # A queryset's filter may name any column of the documents table.
-            terms_where, broad_where = f"id IN (SELECT id FROM {TABLE} WHERE {where})", None
-        ctes.append(_lexical_ctes(terms_where, broad_where))
-        params += [identifiers, rest, MAX_TERMS]
-        if broad_where is not None:
-            params += [BROAD_SHARE, TABLE, list(documents.stores), *where_params, TERM_CAP]
-        params += [*where_params, TERM_CAP, TABLE, SATURATION, k]
-        lists.append("text")
     if vector_text is not None:
         ctes.append(
             f"semantic AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where} "
@@ -200,6 +190,20 @@ def gather(
         )
         params += where_params
         lists.append("pinned")
+    if lexical:
+        if isinstance(documents, Where):
+            share = term_statistics().share_of(documents.stores)
+            reads = Reads(where, where_params, documents.unindexed_stores_sql(), share)
+        else:
+            # A queryset's filter may name any column of the documents table.
+            reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params)
+        # The other lists' documents are scored by the common terms too.
+        lexical_sql, lexical_params = _lexical_ctes(
+            reads, query_text, k, [_LIST_CTE[name] for name in lists]
+        )
+        ctes.append(lexical_sql)
+        params += lexical_params
+        lists.insert(0, "text")
     if not lists:
         return []
     selected = _columns(fields)
@@ -246,71 +250,114 @@ def _columns(fields: tuple[str, ...]) -> Columns:
 _LIST_CTE = {"text": "text_top", "semantic": "semantic", "time": "timed", "pinned": "pinned"}
 
 
-def _term_reads(where: str, broad_where: str | None) -> str:
-    """Each term's capped matches among the caller's stores, read from the
-    narrow lexical index (DocumentTerms), not the documents' wide rows.
+@dataclass(frozen=True)
+class Reads:
+    """How the lexical side reads matches of a query from the narrow lexical
+    index (DocumentTerms), within the caller's documents.
 
-    PostgreSQL plans a term's read before it knows the term, so it always
-    intersects the term's GIN bitmap with a bitmap of every document in the
-    stores: about 3 ms a term when the stores hold 39,000 of 100,000
-    documents. When the stores hold much of the table (`broad_where`, their
-    share read from the column statistics in the same statement) the store
-    test is written so no index serves it, and the term's matches are read
-    until the cap: half the cost there, and many times the cost for small
-    stores, which keep the intersection (docs/benchmarks.md).
+    PostgreSQL plans a read before it knows the query, so it always
+    intersects the query's GIN bitmap with a bitmap of every document in
+    the stores: about 3 ms a term when the stores hold 39,000 of 100,000
+    documents. When the stores hold much of the table (their `share`, from
+    the column statistics) the store test is written so no index serves it
+    (`broad_where`), and the matches are read until the cap: half the cost
+    there, and many times the cost for small stores, which keep the
+    intersection (docs/benchmarks.md).
     """
 
-    def read(condition: str) -> str:
+    where: str
+    where_params: list
+    broad_where: str | None = None
+    share: float = 0.0
+
+    def capped(self, query: str, columns: str) -> tuple[str, list]:
+        """`columns` of the first TERM_CAP matches of the tsquery expression
+        `query`, in the table's order."""
+        broad = self.broad_where is not None and self.share >= BROAD_SHARE
+        condition = self.broad_where if broad else self.where
         return (
-            f"SELECT id, ts_rank(search_vector, t.q, 1) AS r FROM {TERMS_TABLE}"
-            f" WHERE {condition} AND search_vector @@ t.q"
+            f"SELECT {columns} FROM {TERMS_TABLE}"
+            f" WHERE {condition} AND search_vector @@ {query} LIMIT %s",
+            [*self.where_params, TERM_CAP],
         )
 
-    if broad_where is None:
-        return f" {read(where)} LIMIT %s"
-    return (
-        f" ({read(broad_where)} AND (SELECT broad FROM share) LIMIT %s)"
-        f" UNION ALL ({read(where)} AND NOT (SELECT broad FROM share) LIMIT %s)"
-    )
 
+def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> tuple[str, list]:
+    """terms → rare and common → their matches → document frequency →
+    BM25-style score of every candidate → top k.
 
-def _lexical_ctes(where: str, broad_where: str | None) -> str:
-    """terms → per-term capped hits → document frequency → BM25-style score → top k.
+    A term the column statistics count in at least TERM_CAP documents of
+    the caller's stores is common: reading its matches would cost most of
+    the statement (the whole posting list, then TERM_CAP rows in the table's
+    order, an arbitrary few of its documents) and add little, since its
+    weight is low. Its document frequency comes from the statistics
+    instead, the documents holding every common term are read together, and
+    each common term scores every candidate found otherwise (by a rare
+    term, together, or by the other lists `others`): the full weight on the
+    documents that matter. Without statistics every term is rare and read
+    on its own.
 
     A term without hits gets the weight of a document frequency of zero, so
     the query's total weight counts the words no memory holds.
     """
-    share = (
-        ""
-        if broad_where is None
-        else "share AS (SELECT COALESCE(sum(m.f), 0) >= %s AS broad FROM pg_stats AS s"
-        " CROSS JOIN LATERAL unnest(s.most_common_vals::text::bigint[], s.most_common_freqs)"
-        " AS m(v, f) WHERE s.schemaname = current_schema() AND s.tablename = %s"
-        " AND s.attname = 'store_id' AND m.v = ANY(%s)), "
-    )
-    return (
-        "terms AS (SELECT q, bool_or(identifier) AS identifier FROM ("
-        " SELECT phraseto_tsquery('english', i) AS q, true AS identifier"
+    identifiers, rest = split_identifiers(query_text)
+    common = term_statistics().common(reads.share, TERM_CAP)
+    rare_reads, rare_params = reads.capped("t.q", "id, ts_rank(search_vector, t.q, 1) AS r")
+    together_reads, together_params = reads.capped("a.q", "id, search_vector")
+    pool = "".join(f" UNION SELECT id FROM {name}" for name in others)
+    sql = (
+        "terms AS (SELECT q, bool_or(identifier) AS identifier, min(lexeme) AS lexeme FROM ("
+        " SELECT phraseto_tsquery('english', i) AS q, true AS identifier, NULL AS lexeme"
         " FROM unnest(%s::text[]) AS i"
         " UNION ALL"
-        " SELECT quote_literal(l)::tsquery, false FROM ts_debug('english', %s) AS p,"
+        " SELECT quote_literal(l)::tsquery, false, l FROM ts_debug('english', %s) AS p,"
         " unnest(p.lexemes) AS l"
         " WHERE p.alias NOT IN ('hword_part', 'hword_asciipart', 'hword_numpart')"
         ") AS raw WHERE numnode(q) > 0 GROUP BY q LIMIT %s), "
-        f"{share}"
-        "hits AS MATERIALIZED (SELECT t.q, t.identifier, h.id, h.r"
-        f" FROM terms AS t CROSS JOIN LATERAL ({_term_reads(where, broad_where)}) AS h), "
         "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
         " WHERE oid = %s::regclass), "
+        "common AS MATERIALIZED (SELECT t.q, t.identifier, c.df FROM terms AS t"
+        " JOIN unnest(%s::text[], %s::float8[]) AS c(lexeme, df) USING (lexeme)), "
+        "hits AS MATERIALIZED (SELECT t.q, t.identifier, h.id, h.r FROM terms AS t"
+        f" CROSS JOIN LATERAL ({rare_reads}) AS h"
+        " WHERE t.q NOT IN (SELECT q FROM common)), "
+        "together AS MATERIALIZED (SELECT h.id, h.search_vector FROM"
+        " (SELECT string_agg(q::text, ' & ')::tsquery AS q FROM common) AS a"
+        f" CROSS JOIN LATERAL ({together_reads}) AS h WHERE a.q IS NOT NULL), "
+        f"pool AS (SELECT id FROM hits{pool} EXCEPT SELECT id FROM together), "
+        # The other candidates' rows once each, by key; OFFSET 0 keeps the
+        # planner from reading every match of a common term to join them.
+        "candidate AS (SELECT id, search_vector FROM together UNION ALL"
+        f" SELECT * FROM (SELECT id, search_vector FROM pool JOIN {TERMS_TABLE} USING (id)"
+        " WHERE EXISTS (SELECT FROM common) OFFSET 0) AS other), "
+        "scored AS (SELECT c.q, c.identifier, d.id, ts_rank(d.search_vector, c.q, 1) AS r"
+        " FROM candidate AS d CROSS JOIN common AS c WHERE d.search_vector @@ c.q), "
+        "matches AS (SELECT q, identifier, id, r FROM hits"
+        " UNION ALL SELECT q, identifier, id, r FROM scored), "
         "df AS (SELECT q, ln(1 + (collection.n - count(*) + 0.5) / (count(*) + 0.5)) AS weight"
-        " FROM hits CROSS JOIN collection GROUP BY q, collection.n), "
+        " FROM hits CROSS JOIN collection GROUP BY q, collection.n"
+        " UNION ALL SELECT q, ln(1 + (collection.n - df + 0.5) / (df + 0.5))"
+        " FROM common CROSS JOIN collection), "
         "total AS (SELECT sum(COALESCE(df.weight, ln(1 + (collection.n + 0.5) / 0.5))) AS w"
         " FROM terms CROSS JOIN collection LEFT JOIN df USING (q)), "
-        "lex AS (SELECT hits.id, sum(df.weight * hits.r / (hits.r + %s)) AS score,"
-        " sum(df.weight) / max(total.w) AS coverage, bool_or(hits.identifier) AS identifier"
-        " FROM hits JOIN df USING (q) CROSS JOIN total GROUP BY hits.id), "
+        "lex AS (SELECT m.id, sum(df.weight * m.r / (m.r + %s)) AS score,"
+        " sum(df.weight) / max(total.w) AS coverage, bool_or(m.identifier) AS identifier"
+        " FROM matches AS m JOIN df USING (q) CROSS JOIN total GROUP BY m.id), "
         "text_top AS (SELECT id FROM lex ORDER BY score DESC LIMIT %s)"
     )
+    params = [
+        identifiers,
+        rest,
+        MAX_TERMS,
+        TABLE,
+        list(common),
+        list(common.values()),
+        *rare_params,
+        *together_params,
+        SATURATION,
+        k,
+    ]
+    return sql, params
 
 
 def _where(documents: QuerySet) -> tuple[str, list]:

@@ -232,6 +232,8 @@ def test_context_is_at_most_four_statements(tools, runbooks):
             trust=Trust.ADMIN_APPROVED,
         )
     tools.ok("memory_remember", remember_body(path="warm-up"), status=201)
+    # The column statistics are read once a minute per process, not per turn.
+    tools.ok("memory_context", {"message": "warm up"})
     with CaptureQueriesContext(connection) as captured:
         body = tools.ok("memory_context", {"message": MESSAGE, "max_docs": 20})
     assert len(body["documents"]) > 10

@@ -1,0 +1,95 @@
+"""What the column statistics say about the lexical index, kept per process.
+
+The lexical side asks two things of every query: how much of the table the
+caller's stores hold (which way to read a term's matches) and which of the
+query's terms are common (whose matches are not read one by one). Both come
+from what ANALYZE last counted on the lexical index table. Read in the
+search statement itself, the `pg_stats` view cost more to plan than to run
+on every query; read here, once a minute per process, the statement gets
+plain values. The figures are estimates either way: autovacuum refreshes
+them as the table grows, and a minute's delay changes nothing they decide.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+from django.db import connection
+
+from memory_app.models import DocumentTerms
+
+TABLE = DocumentTerms._meta.db_table
+# How long a process keeps what it read before reading again, in seconds.
+FRESH_FOR = 60.0
+
+
+@dataclass(frozen=True)
+class TermStatistics:
+    rows: float
+    # Share of the table's rows in each store the statistics count.
+    store_share: dict[int, float]
+    # Share of the table's rows holding each lexeme the statistics count.
+    lexeme_share: dict[str, float]
+
+    def share_of(self, stores: tuple[int, ...] | None) -> float:
+        """The stores' share of the table: 0 when unknown or too small to be counted."""
+        if stores is None:
+            return 0.0
+        return sum(self.store_share.get(store, 0.0) for store in stores)
+
+    def common(self, share: float, at_least: int) -> dict[str, float]:
+        """Lexemes estimated in at least `at_least` documents of stores
+        holding `share` of the table, with that estimate."""
+        documents = self.rows * share
+        if documents < at_least:
+            return {}
+        return {
+            lexeme: frequency * documents
+            for lexeme, frequency in self.lexeme_share.items()
+            if frequency * documents >= at_least
+        }
+
+
+_lock = threading.Lock()
+_kept: tuple[float, TermStatistics] | None = None
+
+
+def term_statistics() -> TermStatistics:
+    global _kept
+    now = time.monotonic()
+    kept = _kept
+    if kept is not None and now < kept[0]:
+        return kept[1]
+    statistics = _read()
+    with _lock:
+        _kept = (now + FRESH_FOR, statistics)
+    return statistics
+
+
+def forget() -> None:
+    """Read anew on next use (after an ANALYZE that must show at once)."""
+    global _kept
+    with _lock:
+        _kept = None
+
+
+def _read() -> TermStatistics:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = %s::regclass),"
+            " s.attname, s.most_common_vals::text::bigint[], s.most_common_freqs,"
+            " s.most_common_elems::text::text[], s.most_common_elem_freqs"
+            " FROM pg_stats AS s WHERE s.schemaname = current_schema() AND s.tablename = %s"
+            " AND s.attname IN ('store_id', 'search_vector')",
+            [TABLE, TABLE],
+        )
+        found = cursor.fetchall()
+    stores, lexemes = {}, {}
+    for _, column, values, frequencies, elements, element_frequencies in found:
+        if column == "store_id" and values:
+            stores = dict(zip(values, frequencies, strict=True))
+        elif column == "search_vector" and elements:
+            # The element frequencies end with three summary figures.
+            lexemes = dict(zip(elements, element_frequencies, strict=False))
+    rows = float(found[0][0]) if found else 0.0
+    return TermStatistics(rows, stores, lexemes)
