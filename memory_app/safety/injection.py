@@ -17,6 +17,7 @@ from bisect import bisect_right
 
 from memory_app.safety import prefilter
 from memory_app.safety.injection_model import classifier_spans, words_of
+from memory_app.safety.multimatch import EVERYWHERE, MultiMatch
 from memory_app.safety.types import Detector, Span
 
 _W = r"[\s\W_]+"  # words may be split by any run of spaces or punctuation
@@ -105,6 +106,9 @@ _PHRASES = {
 }
 # Persona names (DAN, STAN) match in capitals only: "Dan" is a colleague.
 _COMPILED = {name: re.compile(pattern, re.I) for name, pattern in _PHRASES.items()}
+# Most regions the gate below picks hold no phrase: one native pass says
+# which can (multimatch.py), and only those are searched.
+_NATIVE = MultiMatch(_COMPILED)
 
 _DISMISS_STEMS = ("ignor", "forget", "disregard", "overrid", "neglect", "skip", "drop", "abandon")
 _DISMISS_STEMS += ("discard", "aside", "attention")
@@ -367,17 +371,26 @@ def _injection_spans(text: str) -> list[Span]:
 def _rule_spans(text: str, scanned: prefilter.Scanned, *, gated: bool) -> tuple[list[Span], bool]:
     """The rules' hits, and whether a negated phrase was passed over.
 
-    Gated, each rule runs on its `_regions`; otherwise on the whole text
-    of any text that holds what it needs.
+    Gated, each rule runs on those of its `_regions` where the native pass
+    says it can match; otherwise on the whole text of any text that holds
+    what it needs.
     """
     spans, negated = [], False
     held = _Held(scanned)
+    ends = _NATIVE.scan(text) if gated else EVERYWHERE
     for name, pattern in _COMPILED.items():
+        if not ends.anywhere(name):
+            continue
         if gated:
             regions = _regions(name, held)
         else:
             regions = [(0, len(text))] if _may_match(name, held) else []
-        matches = (m for start, end in regions for m in pattern.finditer(text, start, end))
+        matches = (
+            m
+            for start, end in regions
+            if ends.within(name, start, end)
+            for m in pattern.finditer(text, start, end)
+        )
         for match in matches:
             if name in _NEGATABLE and _negated(text, match.start()):
                 negated = True

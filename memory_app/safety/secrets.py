@@ -15,6 +15,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
 from memory_app.safety import prefilter
+from memory_app.safety.multimatch import Ends, MultiMatch
 from memory_app.safety.placeholders import is_placeholder, is_reference
 from memory_app.safety.types import Detector, Span
 
@@ -315,8 +316,10 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
     return True
 
 
-def _k8s_secret_spans(text: str) -> list[Span]:
-    if "ecret" not in text or not _K8S_SECRET.search(text):
+def _k8s_secret_spans(text: str, ends: Ends) -> list[Span]:
+    if "ecret" not in text or not ends.anywhere("kubernetes_secret"):
+        return []
+    if not _K8S_SECRET.search(text):  # the native pass may let through more
         return []
     spans = []
     for block in _K8S_DATA.finditer(text):
@@ -518,6 +521,11 @@ def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
             yield match
 
 
+# On a long write most regions hold no match of their rule: one native
+# pass over the text says which can (multimatch.py), and only those are
+# searched.
+_NATIVE = MultiMatch({**_PATTERNS, "kubernetes_secret": _K8S_SECRET})
+
 prefilter.register(stem for stems in _RULE_STEMS.values() for stem in stems)
 _ALL_STEMS = frozenset(stem for stems in _RULE_STEMS.values() for stem in stems)
 
@@ -528,7 +536,7 @@ def _everywhere(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
         yield from ((name, match, 0) for match in pattern.finditer(text))
 
 
-def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
+def _matches(text: str, ends: Ends) -> Iterator[tuple[str, re.Match[str], int]]:
     scanned = prefilter.scan(text)
     if not scanned.exact:  # a character whose lower case is longer
         yield from _everywhere(text)
@@ -537,7 +545,11 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
         return  # every rule's regions are empty: no stem, no run for a long token
     gate = _Gate(text, scanned)
     for name, pattern in _PATTERNS.items():
+        if not ends.anywhere(name):
+            continue
         for start, end in gate.regions(name):
+            if not ends.within(name, start, end):
+                continue
             region = text[start:end]
             if name in _KEY_FIRST_RULES:
                 after = _AFTER_KEY[name]
@@ -553,10 +565,13 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str], int]]:
 
 
 def _credential_spans(text: str) -> list[Span]:
-    return _spans_of(text, _matches(text))
+    ends = _NATIVE.scan(text)
+    return _spans_of(text, _matches(text, ends), ends)
 
 
-def _spans_of(text: str, matches: Iterable[tuple[str, re.Match[str], int]]) -> list[Span]:
+def _spans_of(
+    text: str, matches: Iterable[tuple[str, re.Match[str], int]], ends: Ends
+) -> list[Span]:
     spans: list[Span] = []
     for name, match, offset in matches:
         captured = _value(match)
@@ -564,7 +579,7 @@ def _spans_of(text: str, matches: Iterable[tuple[str, re.Match[str], int]]) -> l
             spans.append(Span(name, offset + match.start(), offset + match.end()))
         elif _plausible(name, match, captured[0]):
             spans.append(Span(name, offset + captured[1], offset + captured[2]))
-    return spans + _k8s_secret_spans(text)
+    return spans + _k8s_secret_spans(text, ends)
 
 
 DETECTORS: list[Detector] = [Detector("secrets", _credential_spans)]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_app.safety import injection, injection_model, prefilter, secrets
+from memory_app.safety import injection, injection_model, multimatch, prefilter, secrets
 from memory_app.safety.normalize import normalize
 from tests.memory_app.safety.corpus import build_corpus
 
@@ -33,7 +33,7 @@ assignments = st.lists(assignment, min_size=1, max_size=4).map(" ".join)
 
 def test_credential_rules_find_through_the_gate_what_they_find_everywhere():
     for text in CORPUS:
-        everywhere = secrets._spans_of(text, secrets._everywhere(text))
+        everywhere = secrets._spans_of(text, secrets._everywhere(text), multimatch.EVERYWHERE)
         assert secrets._credential_spans(text) == everywhere, text
 
 
