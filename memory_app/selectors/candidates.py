@@ -316,7 +316,9 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> t
         ") AS raw WHERE numnode(q) > 0 GROUP BY q LIMIT %s), "
         "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
         " WHERE oid = %s::regclass), "
-        "common AS MATERIALIZED (SELECT t.q, t.identifier, c.df FROM terms AS t"
+        # An estimate, so held under the collection's size.
+        "common AS MATERIALIZED (SELECT t.q, t.identifier, least(c.df, collection.n) AS df"
+        " FROM terms AS t CROSS JOIN collection"
         " JOIN unnest(%s::text[], %s::float8[]) AS c(lexeme, df) USING (lexeme)), "
         "hits AS MATERIALIZED (SELECT t.q, t.identifier, h.id, h.r FROM terms AS t"
         f" CROSS JOIN LATERAL ({rare_reads}) AS h"
