@@ -236,19 +236,34 @@ class _Lines:
     def measure(self, blocks: list[range]) -> None:
         """The patterns only continuation lines need, run once a dump is possible.
 
-        Stack frames and plain-text markers matter only in the candidate
-        blocks; measurements are found everywhere, because a measurement
-        line continues a log only if its template recurs in the text.
+        All three run only in the candidate blocks, the only lines that
+        can be log lines; how often a measurement's template recurs is
+        left to `count_templates`.
         """
         self.framed: set[int] = set()
         self.plain: set[int] = set()
+        self.measured: set[int] = set()
         for block in blocks:
             self.framed |= self._fit(_FRAMES, block)
             self.plain |= self._fit(_PLAIN_TEXT, block)
-        self.measured = self._fit(_MEASUREMENTS)
-        # Only a measurement line can continue an event, so only those
-        # lines' templates are counted.
-        self.templates = Counter(_template(self.lines[i]) for i in self.measured)
+            self.measured |= self._fit(_MEASUREMENTS, block)
+        # The runs are counted up to three times (`_log_dump_spans`).
+        self.events = {index for block in blocks for index in block if self.is_event(index)}
+        self.template: dict[int, str] = {}
+        self.recurring: Counter[str] | None = None
+
+    def count_templates(self, everywhere: bool) -> None:
+        """Count the templates of the measurement lines in the blocks, or in the text.
+
+        A measurement line continues a log only if its template recurs
+        anywhere in the text; counted in the blocks alone, a count is a
+        lower bound. Each line's template is made once.
+        """
+        if everywhere:
+            self.measured |= self._fit(_MEASUREMENTS)
+        for index in self.measured - self.template.keys():
+            self.template[index] = _template(self.lines[index])
+        self.recurring = Counter(self.template.values())
 
     def _fit(
         self, patterns: tuple[_LinePattern | _SignedPattern, ...], block: range | None = None
@@ -306,12 +321,21 @@ class _Lines:
         return evidence >= 2 or (evidence == 1 and len(_KEY_VALUE.findall(line)) >= 2)
 
     def continues(self, index: int) -> bool:
-        """A stack frame, or a measurement whose template recurs."""
+        """A stack frame, or a measurement whose template recurs.
+
+        Before `count_templates` every measurement line in a block counts
+        as continuing, and after counting in the blocks alone only those
+        whose template recurs there: bounds from above and below, since a
+        log line more never makes fewer lines count (it joins or lengthens
+        runs, and a run it joins keeps its event).
+        """
         if index in self.plain:
             return False
         if index in self.framed:
             return True
-        return index in self.measured and self.templates[_template(self.lines[index])] > 1
+        if index not in self.measured:
+            return False
+        return self.recurring is None or self.recurring[self.template[index]] > 1
 
 
 def _template(line: str) -> str:
@@ -330,13 +354,28 @@ def _log_dump_spans(text: str) -> list[Span]:
     if sum(len(block) for block in blocks) <= MAX_LOG_LINES:
         return []
     found.measure(blocks)
+    # Most texts stay within the limit even with every measurement line of
+    # their blocks taken as a log line, and most dumps exceed it with only
+    # the templates that recur in the blocks; the rest need the whole text.
+    if _count_log_lines(found, blocks) <= MAX_LOG_LINES:
+        return []
+    found.count_templates(everywhere=False)
+    if _count_log_lines(found, blocks) <= MAX_LOG_LINES:
+        found.count_templates(everywhere=True)
+        if _count_log_lines(found, blocks) <= MAX_LOG_LINES:
+            return []
+    return [Span("raw_log_dump", 0, len(text))]
+
+
+def _count_log_lines(found: _Lines, blocks: list[range]) -> int:
+    """The lines of the blocks in unbroken runs of log lines that hold an event."""
     log_lines = 0
     # A run of log lines survives two odd lines (a message that wrapped, a
     # one-off detail line); the end of the block or a third odd line ends it.
     for block in blocks:
         run, run_has_event, odd = 0, False, 0
         for index in block:
-            event = found.is_event(index)
+            event = index in found.events
             if event or found.continues(index):
                 run += 1 + odd
                 run_has_event, odd = run_has_event or event, 0
@@ -349,9 +388,7 @@ def _log_dump_spans(text: str) -> list[Span]:
             run, run_has_event, odd = 0, False, 0
         if run_has_event:
             log_lines += run
-    if log_lines <= MAX_LOG_LINES:
-        return []
-    return [Span("raw_log_dump", 0, len(text))]
+    return log_lines
 
 
 DETECTORS = [Detector("logs", _log_dump_spans)]
