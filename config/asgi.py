@@ -120,3 +120,7 @@ django_application = SyncStackHandler()
 from memory_app.mcp.asgi import with_mcp  # noqa: E402  (needs Django set up first)
 
 application = with_mcp(django_application)
+
+from memory_app.safety import prepare as prepare_scanner  # noqa: E402
+
+prepare_scanner()

@@ -6,6 +6,6 @@ detector, the field and the span in the normalised text — never the matched
 text, so nothing secret reaches a response, a log or an event.
 """
 
-from memory_app.safety.registry import SCANNER_VERSION, Finding, scan_fields
+from memory_app.safety.registry import SCANNER_VERSION, Finding, prepare, scan_fields
 
-__all__ = ["SCANNER_VERSION", "Finding", "scan_fields"]
+__all__ = ["SCANNER_VERSION", "Finding", "prepare", "scan_fields"]

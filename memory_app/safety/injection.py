@@ -108,7 +108,7 @@ _PHRASES = {
 _COMPILED = {name: re.compile(pattern, re.I) for name, pattern in _PHRASES.items()}
 # Most regions the gate below picks hold no phrase: one native pass says
 # which can (multimatch.py), and only those are searched.
-_NATIVE = MultiMatch(_COMPILED)
+NATIVE = MultiMatch(_COMPILED)
 
 _DISMISS_STEMS = ("ignor", "forget", "disregard", "overrid", "neglect", "skip", "drop", "abandon")
 _DISMISS_STEMS += ("discard", "aside", "attention")
@@ -377,7 +377,7 @@ def _rule_spans(text: str, scanned: prefilter.Scanned, *, gated: bool) -> tuple[
     """
     spans, negated = [], False
     held = _Held(scanned)
-    ends = _NATIVE.scan(text) if gated else EVERYWHERE
+    ends = NATIVE.scan(text) if gated else EVERYWHERE
     for name, pattern in _COMPILED.items():
         if not ends.anywhere(name):
             continue

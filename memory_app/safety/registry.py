@@ -157,3 +157,10 @@ def _field_findings(
             continue
         field_findings.append(finding)
     return sorted(field_findings, key=lambda f: (f.start, f.detector))
+
+
+def prepare() -> None:
+    """Get the native patterns ready before the first write arrives: a
+    server process calls this as it starts, so no request waits for them."""
+    secrets.NATIVE.prepare()
+    injection.NATIVE.prepare()

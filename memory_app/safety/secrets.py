@@ -524,7 +524,7 @@ def _matches_from(pattern: re.Pattern[str], region: str, starts: list[int]):
 # On a long write most regions hold no match of their rule: one native
 # pass over the text says which can (multimatch.py), and only those are
 # searched.
-_NATIVE = MultiMatch({**_PATTERNS, "kubernetes_secret": _K8S_SECRET})
+NATIVE = MultiMatch({**_PATTERNS, "kubernetes_secret": _K8S_SECRET})
 
 prefilter.register(stem for stems in _RULE_STEMS.values() for stem in stems)
 _ALL_STEMS = frozenset(stem for stems in _RULE_STEMS.values() for stem in stems)
@@ -565,7 +565,7 @@ def _matches(text: str, ends: Ends) -> Iterator[tuple[str, re.Match[str], int]]:
 
 
 def _credential_spans(text: str) -> list[Span]:
-    ends = _NATIVE.scan(text)
+    ends = NATIVE.scan(text)
     return _spans_of(text, _matches(text, ends), ends)
 
 

@@ -2,6 +2,8 @@
 database connections that outlive the request."""
 
 import asyncio
+import subprocess
+import sys
 import threading
 
 import httpx
@@ -170,3 +172,17 @@ def test_an_event_stream_stops_when_its_client_disconnects():
     assert run(call()) < 5
     assert status == [200]
     assert frames[0].startswith(b"retry:")
+
+
+def test_the_server_has_the_scanner_ready_before_its_first_write():
+    """Compiling the scanner's native patterns takes about a second; a
+    server process does it as it starts, not in its first write."""
+    probe = (
+        "import config.asgi\n"
+        "from memory_app.safety import injection, secrets\n"
+        "print(all(n._compiled is not None for n in (secrets.NATIVE, injection.NATIVE)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "True"

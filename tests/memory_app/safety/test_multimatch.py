@@ -17,8 +17,8 @@ from tests.memory_app.safety.corpus import build_corpus
 from tests.memory_app.safety.test_gating import KEYS, SEPARATORS, VALUES
 
 RULES = {
-    "secrets": (secrets._NATIVE, {**secrets._PATTERNS, "kubernetes_secret": secrets._K8S_SECRET}),
-    "injection": (injection._NATIVE, injection._COMPILED),
+    "secrets": (secrets.NATIVE, {**secrets._PATTERNS, "kubernetes_secret": secrets._K8S_SECRET}),
+    "injection": (injection.NATIVE, injection._COMPILED),
 }
 # Characters Python's case-blind matching takes for ASCII letters (a
 # dotted capital I, a dotless i, a long s, the Kelvin sign), others of the
@@ -90,7 +90,7 @@ def test_one_byte_per_character_as_the_classes_read_them():
 
 
 def test_a_rule_without_a_possible_match_is_not_run():
-    ends = secrets._NATIVE.scan("nothing to see here")
+    ends = secrets.NATIVE.scan("nothing to see here")
     assert not ends.anywhere("jwt")
     assert not ends.within("jwt", 0, 19)
     assert multimatch.EVERYWHERE.within("jwt", 0, 19)
