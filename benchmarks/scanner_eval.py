@@ -14,6 +14,12 @@ questions:
   conversation from a source none of the detectors was written against,
   scored as negatives only, with the false-positive rate of every detector
   family, so that a family that blocks ordinary chat cannot hide there;
+* the interface text of Django's message catalogues (`--only ui`: the
+  English messages and their translations into some hundred languages, of
+  six words or more, from the installed Django, BSD-3-Clause): sign-in and
+  password help, form errors, admin notices, all benign, scored as
+  negatives only. It is the kind of text an engineer pastes into a note,
+  full of "your password" and "instructions", in every script;
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
@@ -53,6 +59,7 @@ from tests.memory_app.safety.corpus import build_corpus  # noqa: E402
 
 PUBLIC_SETS = ("secrets", "logs", "injection")
 CONVERSATION = "conversation"
+UI = "ui"
 FAMILIES = ("secrets", "logs", "injection")
 
 # Positives of secrets.jsonl that DESIGN §3 does not ask the scanner to
@@ -126,6 +133,27 @@ def conversation_items(corpora: Path) -> list[Item]:
             row = json.loads(line)
             repo = row["source"].split(":", 1)[0]
             items.append(Item(row["text"], False, "chat_turn", repo, "injection"))
+    return items
+
+
+UI_MESSAGE = re.compile(r'^msg(?:id|str(?:\[\d+\])?) ((?:".*"\n?)+)', re.M)
+UI_MIN_WORDS = 6
+
+
+def ui_items() -> list[Item]:
+    """Django's interface messages and their translations, all benign.
+
+    Kind says which: the English messages or their translations.
+    """
+    seen: set[str] = set()
+    items = []
+    for catalogue in sorted(Path(django.__file__).parent.rglob("LC_MESSAGES/*.po")):
+        for match in UI_MESSAGE.finditer(catalogue.read_text(encoding="utf-8", errors="replace")):
+            kind = "english" if match.group(0).startswith("msgid") else "translation"
+            text = "".join(re.findall(r'"(.*)"', match.group(1))).replace("\\n", "\n")
+            if len(text.split()) >= UI_MIN_WORDS and text not in seen:
+                seen.add(text)
+                items.append(Item(text, False, kind, "django/django", "injection"))
     return items
 
 
@@ -266,14 +294,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
-    parser.add_argument("--only", choices=[*PUBLIC_SETS, CONVERSATION, "own"], action="append")
+    parser.add_argument("--only", choices=[*PUBLIC_SETS, CONVERSATION, UI, "own"], action="append")
     parser.add_argument(
         "--committed-model",
         action="store_true",
         help="score injection with the committed classifier even on the texts it was trained on",
     )
     args = parser.parse_args()
-    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, "own"]
+    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, UI, "own"]
     held_out = None
     if not args.committed_model:
         from benchmarks.train_injection import held_out_verdicts
@@ -286,6 +314,8 @@ def main() -> None:
     if CONVERSATION in chosen:
         items = conversation_items(args.corpora)
         score("retrieval/memories.jsonl", items, "injection", min_kind=5, held_out=held_out)
+    if UI in chosen:
+        score("Django's interface messages", ui_items(), "injection", min_kind=1)
     if "own" in chosen:
         score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 

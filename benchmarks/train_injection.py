@@ -60,6 +60,13 @@ EXCLUDED_SOURCES = ("utkusen/promptmap",)  # GPL-3.0
 # transcript suspect, or, learned from benign chat, let an attack pass by
 # putting "User:" before it. No feature holding one gets a weight.
 ROLE_WORDS = frozenset({"user", "assistant"})
+# Likewise the word "password" says what a text is about, not what it asks.
+# The public injections ask an assistant for the password its system prompt
+# holds, so learned from them it weighed like "ignore", and sign-in help
+# ("Your password must contain at least 12 characters") read as an attack;
+# asking for a password is the `credential_request` rule's to judge.
+CREDENTIAL_WORDS = frozenset({"password", "passwords", "passphrase", "passcode"})
+UNWEIGHTED_WORDS = ROLE_WORDS | CREDENTIAL_WORDS
 CHAT_KIND = "benign_chat_turn"
 BENIGN_KINDS_FROM_OTHER_SETS = {
     "prose_mentions_credentials",
@@ -99,12 +106,12 @@ def feature_sets(rows) -> list[set[str]]:
 
 
 def vocabulary(sets: list[set[str]]) -> list[str]:
-    """The most frequent features, none holding a speaker label (see ROLE_WORDS)."""
+    """The most frequent features, none holding a word of UNWEIGHTED_WORDS."""
     frequency = Counter(f for found in sets for f in found)
     kept = [
         f
         for f, n in frequency.items()
-        if n >= MIN_DOCUMENT_FREQUENCY and ROLE_WORDS.isdisjoint(f.split(" "))
+        if n >= MIN_DOCUMENT_FREQUENCY and UNWEIGHTED_WORDS.isdisjoint(f.split(" "))
     ]
     return sorted(kept, key=lambda f: (-frequency[f], f))[:MAX_FEATURES]
 

@@ -18,6 +18,7 @@ from bisect import bisect_right
 from memory_app.safety import prefilter
 from memory_app.safety.injection_model import classifier_spans, words_of
 from memory_app.safety.multimatch import EVERYWHERE, MultiMatch
+from memory_app.safety.normalize import normalize
 from memory_app.safety.types import Detector, Span
 
 _W = r"[\s\W_]+"  # words may be split by any run of spaces or punctuation
@@ -41,6 +42,87 @@ _VOID = (
     r"|should\s+be\s+(?:ignored|disregarded|forgotten)|do(?:es)?\s+not\s+apply)"
 )
 
+
+# The same attacks in the other languages injection sets are written in.
+# Text is matched after normalisation, which folds Cyrillic and Greek
+# look-alikes to Latin letters ("инструкция" is read as "инcтpyкция"), so
+# these words are folded the same way before they are compiled or looked
+# for. Words of scripts without spaces (Japanese, Chinese) are matched
+# anywhere, the others from the start of a word. No word of the "earlier"
+# list opens an English word, so English text is left to the rules above.
+def _folded(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(normalize(word).lower() for word in words)
+
+
+_FOREIGN_DISMISS = _folded(
+    (
+        *("ignor", "olvid", "esquec", "oubli", "dimentic", "vergiss", "vergess", "negeer"),
+        *("vergeet", "zignoruj", "zapomnij", "unut", "अनदेख", "नज़रअंदाज़", "भूल"),
+        *("игнор", "забуд", "ігнор", "αγν", "ξεχ"),  # noqa: RUF001
+        *("무시", "잊", "無視", "忽略", "忘"),
+    )
+)
+_FOREIGN_EARLIER = _folded(
+    (
+        *("anterior", "previas", "previos", "précédent", "precedenti", "antérieur", "vorherig"),
+        *("bisherig", "obig", "vorig", "früher", "eerder", "poprzedni", "önceki", "पिछल", "पूर्व"),
+        *("предыдущ", "прежн", "попередн", "προηγ"),
+        *("이전", "以前", "之前", "先前", "前の", "上述"),
+    )
+)
+_FOREIGN_ORDERS = _folded(
+    (
+        *("instruc", "instruç", "istruzion", "anweisung", "instruktion", "befehl", "vorgabe"),
+        *("instructie", "instrukcj", "polece", "talimat", "निर्देश"),
+        *("инструкц", "указани", "інструкц", "οδηγ"),
+        *("지시", "지침", "指示", "指令", "命令"),
+    )
+)
+_FOREIGN_EVERYTHING = _folded(("alles", "todo", "tudo", "всё", "все"))
+_FOREIGN_BEFORE = _folded(
+    ("davor", "zuvor", "oben", "vorher", "bisher", "anterior", "antes", "выше", "ранее")
+)
+# Hiragana, katakana, CJK ideographs, Hangul syllables: no space before a word.
+_UNSPACED = re.compile("[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _words(stems: tuple[str, ...]) -> str:
+    """Any word opening with one of `stems`."""
+    spaced = [re.escape(s) for s in stems if not _UNSPACED.search(s)]
+    unspaced = [re.escape(s) for s in stems if _UNSPACED.search(s)]
+    alternatives = [rf"\b(?:{'|'.join(spaced)})"] if spaced else []
+    alternatives += [f"(?:{'|'.join(unspaced)})"] if unspaced else []
+    return rf"(?:{'|'.join(alternatives)})\w*"
+
+
+_D, _E, _O = _words(_FOREIGN_DISMISS), _words(_FOREIGN_EARLIER), _words(_FOREIGN_ORDERS)
+# All three within one line, in any order but with the dismissal between
+# the other two, or the dismissal of everything said before. The order is
+# checked ahead of the first word, so each word list is written once: the
+# native pass reads the rule with look-aheads left out, and Hyperscan takes
+# an expression only up to a length. The match runs on to the sentence's end.
+_FOREIGN_IGNORE = (
+    rf"(?:{_D}(?=.{{0,60}}?(?:{_E}.{{0,30}}?{_O}|{_O}.{{0,30}}?{_E}))"
+    rf"|{_E}(?=.{{0,30}}?{_O}.{{0,60}}?{_D})|{_O}(?=.{{0,30}}?{_E}.{{0,60}}?{_D}))"
+    r"[^\n.!?。？।]*"  # noqa: RUF001
+    rf"|{_D}{_W}{_words(_FOREIGN_EVERYTHING)}(?:{_W}\w+){{0,3}}?{_W}{_words(_FOREIGN_BEFORE)}"
+)
+# A question for the password, in the languages above.
+_FOREIGN_PASSWORD_QUESTION = normalize(
+    r"\b(?:was\s+ist|wie\s+lautet)\s+(?:das|dein|ihr)\s+passwort"
+    r"|\bquel\s+est\s+(?:le|ton|votre)\s+mot\s+de\s+passe"
+    r"|\bcu[aá]l\s+es\s+(?:la|tu|su)\s+contrase[ñn]a"
+    r"|\bqual\s+[éèe]\s+(?:(?:a|la)\s+)?(?:(?:sua|tua)\s+)?(?:senha|password)"
+    r"|\bкакой\s+(?:(?:у\s+(?:тебя|вас)|ваш|твой)\s+)?пароль"  # noqa: RUF001
+    r"|パスワードは何|密码是什么"
+).lower()
+
+_ROLES = r"(?:developer|creator|programmer|maker|owner|administrator|admin|master|god|trainer)s?"
+_OBFUSCATIONS = (
+    r"(?:leet\w*|pig{_W}latin|morse(?:{_W}code)?|rot13|reverse\w*|backwards|emojis?|ciphers?"
+    r"|acrostics?|poems?|songs?|story|stories|riddles?|another{_W}language)"
+).replace("{_W}", _W)
+
 _PHRASES = {
     "ignore_instructions": (
         rf"\b{_DISMISS}{_GAP}{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}\b"
@@ -48,6 +130,8 @@ _PHRASES = {
         rf"|\b{_ORDERS}{_W}(?:above|before\s+this|so\s+far){_W}{_VOID}"
         rf"|\b{_DISMISS}{_W}(?:everything|all|what(?:ever)?)\b(?:{_W}\w+){{0,3}}?{_W}(?:above|before|earlier|previously|said|told)\b"
     ),
+    # Its own rule: with the English ones it is past what Hyperscan compiles.
+    "ignore_instructions_translated": _FOREIGN_IGNORE,
     "disregard_safety": (
         rf"\b(?:disregard|ignore|bypass|disable|turn{_W}off|circumvent|remove|without){_W}(?:all{_W}|any{_W})?"
         rf"(?:the{_W}|your{_W})?(?:safety|guardrails?|filters?|restrictions|censorship|ethical{_W}guidelines"
@@ -82,6 +166,12 @@ _PHRASES = {
         rf"|\b(?:repeat|print|output|return|write){_W}(?:all{_W}|everything{_W}|the{_W})?(?:text|words|content|everything)"
         rf"{_W}(?:above|before{_W}this|so{_W}far)\b"
         rf"|\bwhat{_W}(?:is|are|was|were){_W}your{_W}(?:system{_W}|initial{_W}|original{_W})(?:prompt|instructions)\b"
+        rf"|\b(?:repeat|recite|reveal|dump|list|print|output|show{_W}me|tell{_W}me|give{_W}me){_W}"
+        rf"(?:(?:all|every|each){_W}(?:of{_W})?)?your{_W}(?:\w+{_W})?(?:instructions|directives|system{_W}prompt)\b"
+        rf"|\b(?:repeat|recite|reveal|dump|list|print|output|respond{_W}with|tell{_W}me|show{_W}me|write{_W}down)"
+        rf"(?:{_W}(?:the|of))*{_W}(?:all|every|each)(?:{_W}(?:the|of))*{_W}(?:instructions?|prompts?|rules|directives)"
+        rf"{_W}(?:that{_W})?"
+        rf"you{_W}(?:have{_W}been|were|['’]ve{_W}been){_W}given\b"  # noqa: RUF001
     ),
     "agent_directed": (
         rf"\b(?:ai|assistant|agent|model|llm|chatbot|gpt){_W}(?:reading|processing|summari[sz]ing){_W}this\b"
@@ -102,6 +192,28 @@ _PHRASES = {
     ),
     "new_instructions": (
         rf"\b(?:new|updated|revised|real|actual){_W}instructions{_W}(?:are|follow|:)"
+        rf"|\bnew{_W}instructions?{_W}(?:to|for){_W}(?:the{_W})?(?:\w+{_W})?"
+        rf"(?:assistant|ai|model|llm|chatbot)\b"
+    ),
+    # Claiming to be the one the agent answers to, or switching it into a mode without rules.
+    "authority_claim": (
+        rf"\b(?:i(?:{_W}am|['’]m)|this{_W}is){_W}(?:now{_W})?your{_W}(?:\w+{_W})?{_ROLES}\b"  # noqa: RUF001
+        rf"|\bas{_W}your{_W}(?:\w+{_W})?(?:developer|creator|programmer|maker|owner|master|god)s?\b"
+        rf"|\bi{_W}am{_W}(?:a{_W})?god\b"
+        rf"|\b(?:god|override|jailbreak){_W}mode\b"
+        rf"|\bsafe(?:ty)?{_W}mode{_W}(?:is{_W})?(?:off|disabled|deactivated)\b"
+    ),
+    # Asking the agent for a password: outright, as a question, or disguised.
+    "credential_request": (
+        rf"\b(?:tell|give|send|share|reveal|disclose|leak)(?:{_W}(?:me|us))?{_W}your{_W}(?:\w+{_W})?"
+        rf"(?:password|passphrase|passcode)s?\b"
+        rf"|\bwhat(?:['’]s|{_W}is|{_W}was){_W}(?:your|the){_W}(?:secret{_W}|system{_W}|admin{_W})?"  # noqa: RUF001
+        rf"(?:password|passphrase|passcode)\s*\?"
+        rf"|\b(?:write|spell|say|give|print|output|translate|tell|type|reveal)(?:{_W}me)?{_W}(?:the|your){_W}"
+        rf"(?:secret{_W})?(?:password|passphrase|passcode)(?:{_W}(?:in|as|into|using))?{_W}(?:an?{_W})?"
+        rf"(?:\w+{_W})?"
+        rf"{_OBFUSCATIONS}\b"
+        rf"|{_FOREIGN_PASSWORD_QUESTION}"
     ),
 }
 # Persona names (DAN, STAN) match in capitals only: "Dan" is a colleague.
@@ -118,6 +230,12 @@ _VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignor
 _VOID_STEMS += ("disregarded", "forgotten")
 _EARLIER_STEMS = ("previous", "prior", "above", "earlier", "preced", "forego", "original")
 _EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
+_ROLE_STEMS = ("developer", "creator", "programmer", "maker", "owner", "admin", "master", "god")
+_ROLE_STEMS += ("trainer",)
+_EXTRACT_STEMS = ("repeat", "recite", "reveal", "dump", "list", "print", "output", "show", "tell")
+_PASSWORD_STEMS = ("password", "passphrase", "passcode")
+_OBFUSCATION_STEMS = ("leet", "pig", "morse", "rot13", "reverse", "backwards", "emoji", "cipher")
+_OBFUSCATION_STEMS += ("acrostic", "poem", "song", "story", "stories", "riddle", "another")
 # What a rule cannot match without: alternatives, each a list of groups of
 # which every one must have a word in the lowered text. Every match of a
 # rule holds one of its alternatives, so a text that holds none is skipped
@@ -132,6 +250,10 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
             ("above", "before", "earlier", "previous", "said", "told"),
         ),
         (_ORDER_STEMS, _VOID_STEMS),
+    ),
+    "ignore_instructions_translated": (
+        (_FOREIGN_DISMISS, _FOREIGN_EARLIER, _FOREIGN_ORDERS),
+        (_FOREIGN_DISMISS, _FOREIGN_EVERYTHING, _FOREIGN_BEFORE),
     ),
     "disregard_safety": (
         (
@@ -187,6 +309,13 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
             ("above", "before", "far"),
         ),
         (("your",), ("prompt", "instructions")),
+        ((*_EXTRACT_STEMS, "give"), ("your",), ("instructions", "directives", "prompt")),
+        (
+            (*_EXTRACT_STEMS, "respond", "write"),
+            ("given",),
+            ("all", "every", "each"),
+            ("instruction", "prompt", "rules", "directive"),
+        ),
     ),
     "agent_directed": (
         (
@@ -220,7 +349,39 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (("system",), ("<",)),
         (("system", "assistant"), ("instruction",)),
     ),
-    "new_instructions": ((("new", "updated", "revised", "real", "actual"), ("instructions",)),),
+    "new_instructions": (
+        (("new", "updated", "revised", "real", "actual"), ("instructions",)),
+        (
+            ("new",),
+            ("instruction",),
+            ("assistant", "ai", "model", "llm", "chatbot"),
+        ),
+    ),
+    "authority_claim": (
+        (_ROLE_STEMS, ("your",)),
+        (("god",),),
+        (("god", "override", "jailbreak"), ("mode",)),
+        (("safe",), ("mode",), ("off", "disabled", "deactivated")),
+    ),
+    "credential_request": (
+        (
+            _PASSWORD_STEMS,
+            ("tell", "give", "send", "share", "reveal", "disclose", "leak"),
+            ("your",),
+        ),
+        (_PASSWORD_STEMS, ("what",)),
+        (
+            _PASSWORD_STEMS,
+            ("write", "spell", "say", "give", "print", "output", "translate", "tell", "type"),
+            _OBFUSCATION_STEMS,
+        ),
+        (_PASSWORD_STEMS, ("reveal",), _OBFUSCATION_STEMS),
+        (
+            _folded(("passwort", "passe", "contrase", "senha", "password", "пароль")),
+            _folded(("was", "wie", "quel", "cual", "cuál", "qual", "какой")),
+        ),
+        (("パスワードは何", "密码是什么"),),
+    ),
 }
 
 
@@ -249,11 +410,11 @@ _ALTERNATIVE_BITS = {
 class _Held:
     """On which lines of a text each stem starts a word.
 
-    A stem of letters is only ever needed at the start of a word (the
-    rules open each word with a boundary or a separator; words split at
-    underscores, as the rules' separators do), so its other occurrences
-    ("skip" in "buttonskip") are dropped. Stems with other characters
-    ("<", "inst]") count wherever they are.
+    A stem of ASCII letters is only ever needed at the start of a word
+    (the rules open each word with a boundary or a separator; words split
+    at underscores, as the rules' separators do), so its other occurrences
+    ("skip" in "buttonskip") are dropped. Other stems ("<", "inst]", the
+    words of other scripts) count wherever they are.
 
     A set of lines is an int with bit `n` set for line `n`: the gate
     unites, widens and intersects such sets for every rule, which on
@@ -274,7 +435,7 @@ class _Held:
         if stem not in self._lines:
             lowered, found = self.scanned.lowered, self.scanned.hits.get(stem, ())
             starts, lines = self.line_starts, 0
-            word = stem.isalnum()
+            word = stem.isascii() and stem.isalnum()
             for at in found:
                 if not word or not at or not lowered[at - 1].isalnum():
                     lines |= 1 << (bisect_right(starts, at) - 1)
@@ -344,6 +505,7 @@ def _regions(rule: str, held: _Held) -> list[tuple[int, int]]:
 # previous alerts"); a negation right before the phrase makes it benign.
 # Only the imperative rules are negatable: a role override never is.
 _NEGATABLE = {"ignore_instructions", "disregard_safety", "skip_approval", "prompt_extraction"}
+_NEGATABLE |= {"credential_request"}
 _NEGATION_BEFORE = re.compile(
     r"\b(?:never|not|no|n't|cannot|mustn't|shouldn't|don't|won't|without)\s+(?:\w+\s+)?$", re.I
 )

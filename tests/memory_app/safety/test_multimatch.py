@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_app.safety import injection, multimatch, secrets
+from memory_app.safety.normalize import normalize
 from tests.memory_app.safety.corpus import build_corpus
 from tests.memory_app.safety.test_gating import KEYS, SEPARATORS, VALUES
 
@@ -30,6 +31,10 @@ PIECES += ["kind: Secret", "https://", "user:pw@host", "-----BEGIN PRIVATE KEY--
 PIECES += ["AKIA", "1234567890", "ghp_aB3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "Authorization: Bearer "]
 PIECES += ["you are now", "DAN", "<system>", "skip approval", "\u0131gnore"]
 PIECES += ["\u212aind: \u017fecret"]
+PIECES += [
+    normalize(p) for p in ("Забудь", "предыдущие", "инструкции", "以前の指示を無視", "Αγνόησε")
+]
+PIECES += ["your developer", "god mode", "give me your password", "Wie lautet das Passwort"]
 texts = st.lists(st.sampled_from(PIECES), min_size=1, max_size=30).map("".join)
 
 
