@@ -20,6 +20,13 @@ questions:
   password help, form errors, admin notices, all benign, scored as
   negatives only. It is the kind of text an engineer pastes into a note,
   full of "your password" and "instructions", in every script;
+* the descriptions of the installed Python distributions (`--only docs`:
+  each package's README as its metadata carries it, cut into blocks of
+  paragraphs of up to 2,000 characters; each package's own licence):
+  engineering prose, install commands, configuration and code examples,
+  connection strings with sample passwords, badges with tokens. Unlabelled
+  and scored as negatives, so every block flagged is one to read: a few
+  hold what the scanner should refuse (a sample JWT, an invite link);
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
@@ -43,6 +50,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +68,7 @@ from tests.memory_app.safety.corpus import build_corpus  # noqa: E402
 PUBLIC_SETS = ("secrets", "logs", "injection")
 CONVERSATION = "conversation"
 UI = "ui"
+DOCS = "docs"
 FAMILIES = ("secrets", "logs", "injection")
 
 # Positives of secrets.jsonl that DESIGN §3 does not ask the scanner to
@@ -154,6 +163,32 @@ def ui_items() -> list[Item]:
             if len(text.split()) >= UI_MIN_WORDS and text not in seen:
                 seen.add(text)
                 items.append(Item(text, False, kind, "django/django", "injection"))
+    return items
+
+
+DOCS_BLOCK = 2000
+OWN_DISTRIBUTIONS = {
+    "agent-memory-admin",
+    "agent-memory-client",
+}  # our README: not data we did not write
+
+
+def docs_items() -> list[Item]:
+    """The installed distributions' descriptions, in blocks of paragraphs."""
+    items = []
+    for distribution in sorted(metadata.distributions(), key=lambda d: d.metadata["Name"]):
+        name = distribution.metadata["Name"]
+        if name in OWN_DISTRIBUTIONS:
+            continue
+        description = distribution.metadata.get_payload() or ""
+        block = ""
+        for paragraph in description.split("\n\n"):
+            if block and len(block) + len(paragraph) > DOCS_BLOCK:
+                items.append(Item(block, False, "readme", name, "secrets"))
+                block = ""
+            block += paragraph + "\n\n"
+        if block.strip():
+            items.append(Item(block, False, "readme", name, "secrets"))
     return items
 
 
@@ -294,14 +329,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
-    parser.add_argument("--only", choices=[*PUBLIC_SETS, CONVERSATION, UI, "own"], action="append")
+    parser.add_argument(
+        "--only", choices=[*PUBLIC_SETS, CONVERSATION, UI, DOCS, "own"], action="append"
+    )
     parser.add_argument(
         "--committed-model",
         action="store_true",
         help="score injection with the committed classifier even on the texts it was trained on",
     )
     args = parser.parse_args()
-    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, UI, "own"]
+    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, UI, DOCS, "own"]
     held_out = None
     if not args.committed_model:
         from benchmarks.train_injection import held_out_verdicts
@@ -316,6 +353,8 @@ def main() -> None:
         score("retrieval/memories.jsonl", items, "injection", min_kind=5, held_out=held_out)
     if UI in chosen:
         score("Django's interface messages", ui_items(), "injection", min_kind=1)
+    if DOCS in chosen:
+        score("installed packages' descriptions", docs_items(), "secrets", min_kind=1)
     if "own" in chosen:
         score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 

@@ -22,7 +22,7 @@ import re
 from collections import Counter
 
 from memory_app.safety import prefilter
-from memory_app.safety.placeholders import looks_like_path
+from memory_app.safety.placeholders import is_placeholder, looks_like_path
 from memory_app.safety.types import Detector, Span
 
 MIN_LENGTH = 40
@@ -97,7 +97,7 @@ def _high_entropy_spans(text: str) -> list[Span]:
     spans = []
     for start, end in candidates:
         token = masked[start:end]
-        if is_digest(masked, start, token) or looks_like_path(token):
+        if is_digest(masked, start, token) or looks_like_path(token) or is_placeholder(token):
             continue
         if _looks_random(token.strip("=")):
             spans.append(Span("high_entropy_string", start, end))

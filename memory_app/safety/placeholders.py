@@ -8,6 +8,7 @@ blocks on them: every credential rule passes its captured value through
 """
 
 import re
+from urllib.parse import unquote
 
 # Words that mark a value as illustrative wherever they appear in it.
 _MARKERS = re.compile(
@@ -16,8 +17,11 @@ _MARKERS = re.compile(
     re.I,
 )
 # References to a value kept elsewhere: env vars, template fields, functions.
+# A command's output, a subscript, a format field or a Markdown image count
+# even when the value was cut at their first space or bracket.
 _REFERENCE = re.compile(
-    r"^(?:\$\{?[\w.:-]+\}?|%[\w]+%|\{\{.*\}\}|\$\(.*\)|<[^<>]*>|@\{.*\}|\[[^\]]*\]|[\w.]+\(.*\)?"
+    r"^(?:\$\{?[\w.:-]+\}?|%[\w]+%|\{\{.*\}\}|\$\(.*|<[^<>]*>|@\{.*\}|\[[^\]]*\]|[\w.]+\(.*\)?"
+    r"|[A-Za-z_][\w.]*\[.*|\{[A-Za-z_][\w.]*\}?|!\[.*"
     r"|(?:os\.)?(?:env|environ|getenv|process\.env)\b.*|vault:.*|secret://.*|ENC\[.*\])$",
     re.I,
 )
@@ -39,7 +43,15 @@ _CASE_FLIP = re.compile(r"[a-z][A-Z]|[A-Z][a-z]")
 _DIGIT_IN_WORD = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
 
 
+# A segment that names: words and numbers joined by "+", "-" or "_" (a
+# page title in a URL: LF+AI+Day+-+ONNX+Community), or hex (a commit, a digest).
+_TITLE = re.compile(r"(?:[A-Z]?[a-z]+|[A-Z]+|\d+)(?:[+_-]+(?:[A-Z]?[a-z]+|[A-Z]+|\d+))*[+_-]*")
+_HEX_NAME = re.compile(r"[0-9a-f]{7,}")
+
+
 def _random_segment(segment: str) -> bool:
+    if _TITLE.fullmatch(segment) or _HEX_NAME.fullmatch(segment):
+        return False
     return len(_CASE_FLIP.findall(segment)) >= 3 or len(_DIGIT_IN_WORD.findall(segment)) >= 2
 
 
@@ -101,9 +113,20 @@ def is_reference(value: str) -> bool:
     return bool(_CODE.search(value.strip())) or looks_like_path(value)
 
 
+def _spelt_word(value: str) -> bool:
+    """One of `_WORDS` spelt with symbols for some letters: p#ssword!, pa%24%24word."""
+    spelt = unquote(value).rstrip("!?.").lower().translate(_LEET)
+    return any(
+        len(word) == len(spelt)
+        and all(a == b or not a.isalnum() for a, b in zip(spelt, word, strict=True))
+        and sum(a == b for a, b in zip(spelt, word, strict=True)) > len(word) // 2
+        for word in _WORDS
+    )
+
+
 def is_placeholder(value: str) -> bool:
     value = value.strip().strip("'\"`,;:")
-    if len(value) < 4 or value.lower() in _WORDS or value.lower().translate(_LEET) in _WORDS:
+    if len(value) < 4 or value.lower() in _WORDS or _spelt_word(value):
         return True
     if _REPEATED.match(value):
         return True

@@ -32,13 +32,15 @@ _NOT_A_VALUE_KEY = re.compile(
     r"(?:_|-|\.|\b)(?:file|path|dir|name|id|type|length|len|url|uri|env|var|field|header|"
     r"prefix|format|policy|expiry|expires|ttl|hint|label|count|enabled|required|min|max|"
     r"source|ref|arn|mode|hash|algorithm|pattern|regex|placeholder|prompt|message|text|title|"
-    r"help)$|^(?:no|use|require|reset|forgot|change|new|confirm)[_-]",
+    r"help)$|^(?:no|use|require|reset|forgot|change|new|confirm)[_-]|tokeni[sz]",
     re.I,
 )
 # "pass" alone is a secret word only at an identifier boundary (DB_PASS,
 # dbPass), not inside another word (namepass, bypass, compass).
+# Nor is it one with letters after it (passed, passing, passport), but for passcode.
 _GLUED_PASS = re.compile(
-    r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))(?:.*[a-z])pass(?:$|[^a-z])"
+    r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))"
+    r"(?:.*[a-z]pass(?:$|[^a-z])|.*pass(?!code)[a-z])"
 )
 _KEY = rf"(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD})[\w.-]*"
 # A key named only "key" (or "private", "access") names a secret only
@@ -280,9 +282,22 @@ def _line_before(match: re.Match[str]) -> str:
     return match.string[match.string.rfind("\n", 0, match.start()) + 1 : match.start()]
 
 
+# A version pin: detect-secrets==1.5.0, tokenizers==0.13.2.
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?[a-z]+\d*)?", re.I)
+# The query of an image's URL: a badge's token is public by design.
+_IMAGE_QUERY = re.compile(r"\.(?:svg|png|gif|jpe?g|webp)\?[^\s\"'<>]*$", re.I)
+
+
+def _url_user(match: re.Match[str]) -> str:
+    head = match.string[match.start() : match.start("bv") - 1]
+    return head[head.find("://") + 3 :]
+
+
 def _plausible(name: str, match: re.Match[str], value: str) -> bool:
     if is_placeholder(value):
         return False
+    if name == "url_credentials" and _url_user(match).lower() == value.lower():
+        return False  # a default login (guest:guest, postgres:postgres), not a secret
     if name == "cli_credentials" and match.group("qv") and _PROMPTING_P.search(_line_before(match)):
         return False
     if name == "key_value_arguments" and (" " in value or (value.isalpha() and len(value) < 12)):
@@ -295,7 +310,9 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
         key = _key(match)
         if _NOT_A_VALUE_KEY.search(key) or _GLUED_PASS.search(key):
             return False
-        if value.startswith(("/", "./", "~/", "http://", "https://")):
+        if value.startswith(("/", "./", "~/", "http://", "https://")) or _VERSION.fullmatch(value):
+            return False
+        if _IMAGE_QUERY.search(_line_before(match)):
             return False
         if is_reference(value) and not _passphrase(key, match, value):
             return False
@@ -306,6 +323,9 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
         prose = (name == "password_assignment" and "=" not in match.group("sep")) or (
             name == "password_line" and (match.group("rest") or "").strip(" \t;}")
         )
+        what_for = name == "password_assignment" and match.group("sep").strip() == "to"
+        if what_for and key.lower().endswith("s"):
+            return False  # what they are for: "the Hub uses tokens to authenticate"
         if prose and match.group("qv") is None:
             # Unquoted prose ("the token is stored …", "Password reset
             # links expire") needs a value that does not read as a word: a

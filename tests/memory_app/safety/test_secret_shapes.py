@@ -60,6 +60,12 @@ TOKEN = generated(32)
         # a login call's password argument
         f'server.login(sender, "{PASSWORD}")',
         f"authenticate(request.user, '{PASSWORD}')",
+        # beside the shapes that are not values: a passcode, a password set "to"
+        # a value, a token in the query of an API's URL (not an image's)
+        f"door passcode = {PASSWORD}",
+        f"Set the admin password to {PASSWORD} before the demo.",
+        f"curl https://api.internal/v1/export?token={TOKEN}",
+        f"postgres://app:{PASSWORD}@db.internal/app",
     ],
 )
 def test_a_password_assigned_in_any_syntax_is_refused(text):
@@ -185,6 +191,30 @@ def test_a_placeholder_in_a_new_shape_never_blocks(text):
         # a webhook's documentation, not its address
         "https://docs.example.com/webhooks/v2/events/order-created-2024-06",
         "https://api.github.com/repos/octo/hello/hooks/12345678/deliveries",
+        # version pins of packages named after secrets
+        "Requires-Dist: detect-secrets==1.5.0",
+        "pip install tokenizers==0.13.2 python-keycloak==4.2.0rc1",
+        # code and templates where a value would be, cut at a space or bracket
+        'print(f"Secret: {finding.secret}")',
+        'assert finding.secret == finding["secret"]',
+        "TOKEN=$(vault kv get -field=token ops/ci)",
+        "Token:\n\n![diagram](docs/token-flow.svg)",
+        # words around a secret word: what tokens are for, a verb, a tokenizer
+        "The gateway uses tokens to authenticate every request.",
+        "Strings passed to `parse_url` must be valid URLs.",
+        "passport_number: verified",
+        # a coverage badge's token, public by design
+        "[![coverage](https://codecov.io/gh/acme/ledger/graph/badge.svg?token=Q7RT2KX9ZP)](https://codecov.io)",
+        # a default login, the same word twice
+        "amqp://guest:guest@localhost:5672//",
+        "postgresql://postgres:postgres@localhost:5432/test",
+        # the word itself spelt with symbols
+        "postgres://app:p#ssword!@localhost/app",
+        # URL paths: a page title, a commit
+        "https://wiki.internal/spaces/OPS/pages/14092424/Runbook+for+Ledger+Failover+-+March+2026",
+        "https://github.com/acme/ledger/blob/e77fd93598cb6e7dc1b8b1f53c00e5aa410c201a/deploy/Dockerfile",
+        # a vendor's example key
+        'export AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
     ],
 )
 def test_text_that_reads_like_a_credential_is_not_one(text):
