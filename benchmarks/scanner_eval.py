@@ -167,6 +167,7 @@ def ui_items() -> list[Item]:
 
 
 DOCS_BLOCK = 2000
+MANY_SOURCES = 20
 OWN_DISTRIBUTIONS = {
     "agent-memory-admin",
     "agent-memory-client",
@@ -308,8 +309,14 @@ def score(
         for reason, tally in sorted(outside.items()):
             print(tally.row(f"out of policy: {reason}"))
     print("\n" + HEADER.format("source"))
+    quiet = 0
     for source, tally in sorted(by_source.items()):
-        print(tally.row(source))
+        if len(by_source) > MANY_SOURCES and not tally.positives and not tally.flagged_any:
+            quiet += 1  # a long list of sources names only those with something to read
+        else:
+            print(tally.row(source))
+    if quiet:
+        print(f"| {quiet} other sources, nothing flagged | | | | | |")
     print("\n" + HEADER.format("kind"))
     small = Tally()
     for kind, tally in sorted(by_kind.items()):

@@ -107,11 +107,11 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         r"|\bldap\w+\b[^\n|;&]*?\s(?-i:-w)\s+|\s(?-i:-U)\s+['\"]?[^\s%'\"]+%)"
         r"['\"]?(?P<fv>[^\s'\"]{3,}))"
     ),
-    # .netrc, gradle, ini without "=": a line that starts with the word;
+    # .netrc, gradle, ini without "=", redis.conf: a line that starts with the word;
     # or a line that is only a secret's name and a quoted value
     # (private_key "…";), as in HCL blocks and Groovy or Ruby calls.
     "password_line": re.compile(
-        r"(?im)(?:^|\blogin\s+\S+)\s*(?:password|passwd)\s+"
+        r"(?im)(?:^|\blogin\s+\S+)\s*(?:password|passwd|requirepass|masterauth)\s+"
         r"(?:[\"'](?P<qv>[^\s\"']{4,})[\"']|(?P<bv>[^\s\"']{4,})(?P<rest>[^\n]*))"
         r"|^(?=[ \t]*[\w.-]+[ \t]+[\"'])"  # the line's shape first: cheaper than the key's
         rf"[ \t]*(?P<akey>{_KEY})[ \t]+[\"'](?P<fv>[^\"'\n]{{4,200}})[\"'][ \t]*;?[ \t]*$"
@@ -120,7 +120,28 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "password_in_prose": re.compile(
         r"(?i)\b(?:password|passphrase|passcode|secret|token)\b"
         r"(?:[^.\n\"']|\"[^\"\n]{1,30}\"|'[^'\n]{1,30}'){0,40}?\b(?:is|was)\s*:?\s*"
-        r"[\"'`](?P<qv>[^\"'`\n]{3,64})[\"'`]"
+        r"(?:[\"'`](?P<qv>[^\"'`\n]{3,64})[\"'`]|(?P<bv>[^\s\"'`]{7,63}[^\s\"'`.,;:!?)]))"
+    ),
+    # SQL that sets a password: ALTER USER … WITH PASSWORD '…', CREATE ROLE
+    # … LOGIN PASSWORD '…', IDENTIFIED [WITH plugin] BY '…'.
+    "sql_password": re.compile(
+        r"(?i)\bpassword\s+[\"'](?P<qv>[^\"'\n]{4,200})[\"']"
+        r"|\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<fv>[^\"'\n]{4,200})[\"']"
+    ),
+    # Commands that take an account's password as an argument (redis-cli -a,
+    # htpasswd -b, net user, rabbitmqctl add_user) or on their input
+    # (echo … | sudo -S, chpasswd, passwd --stdin).
+    "account_command": re.compile(
+        r"(?i)(?:\bredis-cli\b[^\n|;&]*?\s-a|\bhtpasswd\s+-\w*b\w*(?:\s+-\w+)*\s+\S+\s+\S+"
+        r"|\bnet user\s+\S+|\brabbitmqctl\s+(?:add_user|change_password)\s+\S+)"
+        r"\s+[\"']?(?P<bv>[^\s\"'/*-][^\s\"']{3,})"
+        r"|\becho\s+(?:-\w+\s+)?[\"']?(?:[\w.@-]+:)?(?P<qv>[^\s\"'|:]{4,})[\"']?\s*\|\s*"
+        r"(?:sudo\s+-S\b|(?:sudo\s+)?(?:chpasswd|passwd\s+--stdin)\b)"
+    ),
+    # A long option for a password with its value after a space:
+    # --vault-password …, --db-passphrase … (the = form is an assignment).
+    "password_flag": re.compile(
+        r"(?i)(?<![\w-])--[\w-]*?pass(?:word|phrase|wd)?\s+[\"']?(?P<bv>[^\s\"'-][^\s\"']{3,})"
     ),
     # A lowercase vendor prefix and a long mixed token: tfp_…, odt_…, tvly-…,
     # sq0atp-… (a digest's sha384-… is not one)
@@ -236,6 +257,16 @@ def _passphrase(key: str, match: re.Match[str], value: str) -> bool:
 
 
 _TRANSITION = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
+_SYMBOL = re.compile(r"[^\w.:/-]")
+
+
+def _generated(value: str) -> bool:
+    """Both cases and a digit, a letter, a digit and a symbol, or letters and
+    digits interleaved: Zq8wLm4T, s3cr3t!x, j59pjomke5f7o3 (not a date or a version)."""
+    letter, digit = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
+    both_cases = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    mixed = both_cases or (letter and bool(_SYMBOL.search(value)))
+    return digit and (mixed or len(_TRANSITION.findall(value)) >= 3)
 
 
 def _random_token(value: str) -> bool:
@@ -298,6 +329,10 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
         return False
     if name == "url_credentials" and _url_user(match).lower() == value.lower():
         return False  # a default login (guest:guest, postgres:postgres), not a secret
+    if name == "password_flag" and (value.isalpha() or value.startswith(("$", "/", "~"))):
+        return False  # a word ("--password prompt"), a variable or a file
+    if name == "password_in_prose" and match.group("bv") is not None:
+        return _generated(value)  # unquoted: only what reads as made, not a word or a date
     if name == "cli_credentials" and match.group("qv") and _PROMPTING_P.search(_line_before(match)):
         return False
     if name == "key_value_arguments" and (" " in value or (value.isalpha() and len(value) < 12)):
@@ -377,6 +412,9 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "url_credentials": ("://",),
     "url_token": ("://",),
     "cli_credentials": ("-u", "sshpass", "mysql", "mariadb", "ldap"),
+    "sql_password": ("password", "identified"),
+    "account_command": ("redis-cli", "htpasswd", "net user", "rabbitmqctl", "echo"),
+    "password_flag": ("--",),
     "authorization_header": ("authori", "bearer", "basic", "token", "digest"),
     "kubeconfig_credential": ("-data", "token"),
     "jwt": ("eyj",),

@@ -52,6 +52,8 @@ def test_a_key_first_rule_matches_only_where_a_key_starts(text):
 OPENERS = ["login(", "smtp.log_in (", "authenticate(", "HTTPBasicAuth(", "auth=(", "creds: ["]
 OPENERS += ["NetworkCredential(", "connect(", "the password is ", "Passcode was: ", "the key is "]
 OPENERS += ["the token was ", "my secret is "]
+OPENERS += ["redis-cli -a ", "net user ops ", "rabbitmqctl add_user ops ", "WITH PASSWORD "]
+OPENERS += ["IDENTIFIED BY ", "--vault-password ", "the root password for db-3 is ", "echo "]
 FIRST = ["", "user, ", '"ops", ', "'ops',", "self.name ,"]
 QUOTES = ['"', "'", "`"]
 CLOSERS = ["", ")", "]", " )", ", 1)"]

@@ -149,6 +149,30 @@ def test_a_generated_token_without_a_name_is_refused(text):
 @pytest.mark.parametrize(
     "text",
     [
+        # SQL that sets a password
+        f"ALTER USER ledger WITH PASSWORD '{PASSWORD}';",
+        f"CREATE ROLE reporting LOGIN PASSWORD '{PASSWORD}' NOSUPERUSER;",
+        f"CREATE USER 'ops'@'%' IDENTIFIED WITH caching_sha2_password BY '{PASSWORD}';",
+        # account commands that take the password as an argument or on their input
+        f"redis-cli -h cache.internal -p 6380 -a {PASSWORD} info replication",
+        f"htpasswd -bc /etc/nginx/.htpasswd grafana {PASSWORD}",
+        f"net user svc_backup {PASSWORD} /add /domain",
+        f"rabbitmqctl change_password ledger {PASSWORD}",
+        f"echo '{PASSWORD}' | sudo -S systemctl restart ledger",
+        f"echo 'deploy:{PASSWORD}' | chpasswd",
+        # redis.conf, a long option with its value after a space, prose without quotes
+        f"requirepass {PASSWORD}",
+        f"ansible-playbook site.yml --vault-password {PASSWORD}",
+        f"The root password for db-3 is {PASSWORD}.",
+    ],
+)
+def test_a_password_given_to_a_database_or_an_account_command_is_refused(text):
+    assert "secrets" in families(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "REDIS_URL=redis://:${REDIS_PASSWORD}@cache.internal:6379/0",
         'sshpass -p "$SSH_PASS" ssh ops@bastion.internal',
         "<password>${DB_PASSWORD}</password>",
@@ -215,6 +239,17 @@ def test_a_placeholder_in_a_new_shape_never_blocks(text):
         "https://github.com/acme/ledger/blob/e77fd93598cb6e7dc1b8b1f53c00e5aa410c201a/deploy/Dockerfile",
         # a vendor's example key
         'export AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+        # account commands and options without a password in them
+        "net user svc_backup * /add",
+        "net user svc_backup /domain",
+        "redis-cli -a $REDIS_PASSWORD ping",
+        "ansible-playbook site.yml --vault-password-file ~/.vault_pass",
+        "Pass --ask-vault-pass to be prompted.",
+        "CREATE ROLE reporting LOGIN PASSWORD NULL;",
+        # prose about a password, a date or a version where a value would be
+        "The password for staging is stored in Vault.",
+        "The token lifetime for the ledger is 2026-12-01T00:00.",
+        "The password policy in force is v2.3.1-strict.",
     ],
 )
 def test_text_that_reads_like_a_credential_is_not_one(text):
