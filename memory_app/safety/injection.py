@@ -117,7 +117,10 @@ _FOREIGN_PASSWORD_QUESTION = normalize(
     r"|パスワードは何|密码是什么"
 ).lower()
 
-_ROLES = r"(?:developer|creator|programmer|maker|owner|administrator|admin|master|god|trainer)s?"
+# Roles that would command the agent; "this is your …" takes only those that
+# name no thing of its own ("this is your admin console", "… master branch").
+_ROLES = r"(?:developer|creator|programmer|maker|owner|administrator|admin|god|trainer)s?"
+_MAKERS = r"(?:developer|creator|programmer|maker|god)s?"
 _OBFUSCATIONS = (
     r"(?:leet\w*|pig{_W}latin|morse(?:{_W}code)?|rot13|reverse\w*|backwards|emojis?|ciphers?"
     r"|acrostics?|poems?|songs?|story|stories|riddles?|another{_W}language)"
@@ -197,8 +200,8 @@ _PHRASES = {
     ),
     # Claiming to be the one the agent answers to, or switching it into a mode without rules.
     "authority_claim": (
-        rf"\b(?:i(?:{_W}am|['’]m)|this{_W}is){_W}(?:now{_W})?your{_W}(?:\w+{_W})?{_ROLES}\b"  # noqa: RUF001
-        rf"|\bas{_W}your{_W}(?:\w+{_W})?(?:developer|creator|programmer|maker|owner|master|god)s?\b"
+        rf"\bi(?:{_W}am|['’]m){_W}(?:now{_W})?your{_W}(?:\w+{_W})?{_ROLES}\b"  # noqa: RUF001
+        rf"|\b(?:this{_W}is|as){_W}your{_W}(?:\w+{_W})?{_MAKERS}\b"
         rf"|\bi{_W}am{_W}(?:a{_W})?god\b"
         rf"|\b(?:god|override|jailbreak){_W}mode\b"
         rf"|\bsafe(?:ty)?{_W}mode{_W}(?:is{_W})?(?:off|disabled|deactivated)\b"
@@ -230,8 +233,7 @@ _VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignor
 _VOID_STEMS += ("disregarded", "forgotten")
 _EARLIER_STEMS = ("previous", "prior", "above", "earlier", "preced", "forego", "original")
 _EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
-_ROLE_STEMS = ("developer", "creator", "programmer", "maker", "owner", "admin", "master", "god")
-_ROLE_STEMS += ("trainer",)
+_ROLE_STEMS = ("developer", "creator", "programmer", "maker", "owner", "admin", "god", "trainer")
 _EXTRACT_STEMS = ("repeat", "recite", "reveal", "dump", "list", "print", "output", "show", "tell")
 _PASSWORD_STEMS = ("password", "passphrase", "passcode")
 _OBFUSCATION_STEMS = ("leet", "pig", "morse", "rot13", "reverse", "backwards", "emoji", "cipher")

@@ -64,6 +64,7 @@ def test_each_family_is_named_by_its_rule(text, rule):
         "Geben Sie Ihr Passwort ein und bestätigen Sie es.",
         # roles and modes of ordinary operations
         "As your team lead mentioned, the owner of the payments service is on call.",
+        "This is your admin console; this is your master branch.",
         "Run the job in debug mode, then switch the deploy to maintenance mode.",
         "The new instructions for the build agent are in docs/ci.md.",
         # passwords as a topic, not a request
