@@ -117,11 +117,15 @@ def _spelt_word(value: str) -> bool:
     """One of `_WORDS` spelt with symbols for some letters: p#ssword!, pa%24%24word."""
     spelt = unquote(value).rstrip("!?.").lower().translate(_LEET)
     return any(
-        len(word) == len(spelt)
-        and all(a == b or not a.isalnum() for a, b in zip(spelt, word, strict=True))
+        all(a == b or not a.isalnum() for a, b in zip(spelt, word, strict=True))
         and sum(a == b for a, b in zip(spelt, word, strict=True)) > len(word) // 2
-        for word in _WORDS
+        for word in _WORDS_BY_LENGTH.get(len(spelt), ())
     )
+
+
+_WORDS_BY_LENGTH: dict[int, list[str]] = {}
+for _word in _WORDS:
+    _WORDS_BY_LENGTH.setdefault(len(_word), []).append(_word)
 
 
 def is_placeholder(value: str) -> bool:
