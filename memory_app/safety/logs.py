@@ -4,7 +4,7 @@ Memory should hold what was learned from logs, not the logs; a dump is also
 where tokens and personal data hide.
 
 A dump is recognised by structure, not by a list of formats. A line is a
-log *event* when it carries a time of day or a date anywhere, a severity
+log *event* when it carries a time of day, a date or Unix seconds anywhere, a severity
 token, a `process[pid]:` or thread field, an HTTP request with its status,
 or is a JSON object with a time or level key. A line *continues* an event
 when it is a stack frame, or when its template (the line with numbers,
@@ -41,7 +41,10 @@ _TIMESTAMP = re.compile(
     r"(?<![\d.])\d{1,2}:\d{2}:\d{2}(?:[.,:]\d+)?(?!\d)"  # time of day, anywhere
     r"|\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:[T ]\d{1,2}:\d{2})?"  # ISO and slashed dates
     rf"|\b\d{{1,2}}[-/ ]{_MONTH}[-/ ]\d{{2,4}}\b|\b{_MONTH} +\d{{1,2}}\b"  # 20/May/2015, Mar 30
-    r"|^\d{6}[ -]\d{6}\b",  # HDFS, HealthApp compact stamps
+    r"|^\d{6}[ -]\d{6}\b"  # HDFS, HealthApp compact stamps
+    # Unix seconds (2001 to 2033) standing as a field of their own, not as a
+    # cell of a CSV or a path: BGL, HPC, Thunderbird, mosquitto.
+    r"|(?<![\w.,;|/-])1\d{9}(?:\.\d{1,6})?(?![\w.,;|/-])",
     re.M,
 )
 _LEVEL = re.compile(
@@ -80,7 +83,9 @@ _MASK_WORDS = re.compile(r"[A-Za-z_]+(?:\s+[A-Za-z_]+)*")
 # A measurement line: a number next to a field separator (GC detail lines,
 # metrics dumps), unlike a sentence that happens to hold a number.
 _MEASUREMENT = re.compile(r"[\[\]{}=:|][^\S\n]*[\d.]+|\d[^\S\n]*[\[\]{}=:|]")
-_NOT_LOG_TEXT = re.compile(r"^[^\S\n]*(?:\||[-*+] |#|>|```|\d+\. )", re.M)
+# Markdown: a table row, a list item (not BGL's "- " before Unix seconds), a
+# heading, a quote, a code fence, a numbered item.
+_NOT_LOG_TEXT = re.compile(r"^[^\S\n]*(?:\||[-*+] (?!1\d{9}\b)|#|>|```|\d+\. )", re.M)
 
 
 class _LinePattern:
@@ -154,7 +159,7 @@ class _SignedPattern:
 _TIMESTAMP_SIGNED = _SignedPattern(
     _LinePattern(_TIMESTAMP, r"\dJFMASOND"),
     [
-        *("0:00:00", "0000-0", "0000/0", "0000.0", "000000 0", "000000-0"),
+        *("0:00:00", "0000-0", "0000/0", "0000.0", "000000 0", "000000-0", "0000000000"),
         *("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
     ],
 )

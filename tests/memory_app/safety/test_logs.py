@@ -71,6 +71,18 @@ FORMATS = {
         f"20261125-10:00:{i % 60:02}:{r.randint(0, 999)}|Step_LSC|30002312|"
         f"onStandStepChanged {r.randint(1000, 9999)}"
     ),
+    # Unix seconds as the stamp: supercomputer RAS logs, a message broker
+    "bgl": lambda i, r: (
+        f"- {1117838570 + i} 2005.06.03 R02-M1-N{r.randint(0, 9)}-C:J12-U11 RAS KERNEL INFO "
+        f"{r.randint(1, 9)} ddr errors(s) detected and corrected on rank 0"
+    ),
+    "hpc": lambda i, r: (
+        f"{134681 + i} node-{r.randint(1, 300)} unix.hw state_change.unavailable "
+        f"{1077804742 + i} 1 Component State Change: Component is in the unavailable state"
+    ),
+    "epoch_prefixed": lambda i, r: (
+        f"{1795822681 + i}: New connection from 10.0.0.{r.randint(1, 254)} on port 1883."
+    ),
     "json_lines": lambda i, r: json.dumps(
         {"ts": 1764064800 + i, "level": "info", "msg": "request done", "status": 200}
     ),
@@ -108,6 +120,10 @@ NOT_LOGS = {
     ),
     "yaml": lambda i, r: f"service_{i}:\n  replicas: {r.randint(1, 5)}\n  port: {8000 + i}",
     "csv": lambda i, r: f"{i},{r.randint(0, 99)},{r.random():.3f},north",
+    # ten-digit ids as cells of a CSV or a path, not a field of their own
+    "csv_of_ids": lambda i, r: f"{1000000000 + r.randint(0, 10**8)},{r.randint(0, 99)},north",
+    "paths_with_ids": lambda i, r: f"s3://exports/{1000000000 + i}/part-{i:05}.parquet",
+    "changelog_list": lambda i, r: f"- 2026-11-{i % 28 + 1:02}: bumped the ledger to v2.{i}",
 }
 
 
