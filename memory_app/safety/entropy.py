@@ -14,7 +14,9 @@ characters counts too when it is what a generator makes: letters beyond
 a-f (so not hex), digits, the two interleaved many times (not a word and
 a number, not `abcdef1234567890` filler) and entropy of at least 3.8 bits.
 Nix store hashes (32) stay under the length; RFC 4648 base32 (a-z, 2-7:
-IPFS content ids, onion addresses) names content, not a key.
+IPFS content ids, onion addresses) names content, not a key. Public keys
+and signatures (armoured, or an OpenSSH key line) are base64 meant to be
+shared, and are left alone like a data URI's image.
 """
 
 import math
@@ -39,7 +41,15 @@ _BASE32 = re.compile(r"[a-z2-7]+")
 _TRANSITION = re.compile(r"[a-z]\d|\d[a-z]")
 _DIGEST_PREFIX = re.compile(r"(?:\bh1:|\bsha(?:256|384|512)[-:]|;base64,)$", re.I)
 _DIGEST_TOKEN = re.compile(r"^sha(?:256|384|512)-", re.I)
-_DATA_URI = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]+")
+# Base64 that is public by design: a data URI's image, an armoured public
+# key or signature (PGP, PEM, SSH2), an OpenSSH public key line.
+_PUBLIC_BASE64 = re.compile(
+    r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]+"
+    r"|-----BEGIN ((?:[A-Z0-9]+ )*(?:PUBLIC KEY(?: BLOCK)?|SIGNATURE))-----[\s\S]*?-----END \1-----"
+    r"|---- BEGIN SSH2 PUBLIC KEY ----[\s\S]*?---- END SSH2 PUBLIC KEY ----"
+    r"|\b(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-[\w.-]+@openssh\.com)[^\S\n]+AAAA[A-Za-z0-9+/]+=*"
+)
+_PUBLIC_MARKS = ("data:", "-----BEGIN", "---- BEGIN", "AAAA")
 
 
 def is_digest(text: str, start: int, token: str) -> bool:
@@ -80,12 +90,14 @@ def _looks_random(token: str) -> bool:
 
 
 def _candidates(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """The text with data URIs blanked, and its candidate runs.
+    """The text with public base64 blanked, and its candidate runs.
 
-    Without a data URI the candidates are the prefilter's token runs that
-    are long enough (the same characters), so the text is not searched again.
+    Without any the candidates are the prefilter's token runs that are
+    long enough (the same characters), so the text is not searched again.
     """
-    masked = _DATA_URI.sub(lambda m: " " * len(m.group()), text)
+    masked = text
+    if any(mark in text for mark in _PUBLIC_MARKS):
+        masked = _PUBLIC_BASE64.sub(lambda m: " " * len(m.group()), text)
     if masked == text:
         runs = prefilter.scan(text).token_runs
         return text, [(start, end) for start, end in runs if end - start >= MIN_CANDIDATE_LENGTH]

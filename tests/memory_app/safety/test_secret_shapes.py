@@ -254,3 +254,29 @@ def test_a_placeholder_in_a_new_shape_never_blocks(text):
 )
 def test_text_that_reads_like_a_credential_is_not_one(text):
     assert "secrets" not in families(text)
+
+
+def _armoured(label: str) -> str:
+    body = base64.b64encode(bytes(_RNG.randrange(256) for _ in range(400))).decode()
+    lines = "\n".join(body[at : at + 64] for at in range(0, len(body), 64))
+    return f"-----BEGIN {label}-----\n\n{lines}\n-----END {label}-----"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _armoured("PGP PUBLIC KEY BLOCK"),
+        _armoured("PUBLIC KEY"),
+        _armoured("RSA PUBLIC KEY"),
+        _armoured("PGP SIGNATURE"),
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + generated(43) + " deploy@ci",
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ" + generated(300) + " ops@laptop",
+    ],
+)
+def test_a_public_key_or_a_signature_is_not_a_secret(text):
+    assert "secrets" not in families(text)
+
+
+def test_the_same_base64_outside_a_public_armour_is_refused():
+    body = _armoured("PUBLIC KEY").split("\n")[2]
+    assert "secrets" in families(f"blob: {body}")
