@@ -128,7 +128,8 @@ _OBFUSCATIONS = (
 
 _PHRASES = {
     "ignore_instructions": (
-        rf"\b{_DISMISS}{_GAP}{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}\b"
+        rf"\b{_DISMISS}{_GAP}(?:{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}\b"
+        rf"|{_ORDERS}{_W}(?:that{_W})?you{_W}(?:were|have{_W}been|['’]ve{_W}been){_W}(?:given|told)\b)"  # noqa: RUF001
         rf"|\b{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}{_GAP}?{_VOID}"
         rf"|\b{_ORDERS}{_W}(?:above|before\s+this|so\s+far){_W}{_VOID}"
         rf"|\b{_DISMISS}{_W}(?:everything|all|what(?:ever)?)\b(?:{_W}\w+){{0,3}}?{_W}(?:above|before|earlier|previously|said|told)\b"
@@ -143,6 +144,8 @@ _PHRASES = {
     "skip_approval": (
         rf"\b(?:skip|bypass|circumvent|ignore|avoid){_W}(?:the{_W}|any{_W}|all{_W})?"
         rf"(?:human{_W})?(?:approvals?|reviews?|verifications?|confirmations?|sign[\s-]?offs?)\b"
+        rf"|\bpretend{_W}(?:that{_W})?(?:the{_W})?(?:\w+{_W})?(?:approvals?|reviews?|checks?|sign[\s-]?offs?|tests?)"
+        rf"{_W}(?:already{_W})?(?:happened|passed|succeeded|went{_W}through|(?:was|were|is|are){_W}done)\b"
     ),
     "no_confirmation": (
         rf"\bdo{_W}not{_W}(?:ask|wait){_W}for{_W}(?:approval|confirmation|permission)\b"
@@ -186,6 +189,11 @@ _PHRASES = {
         rf"|\b(?:execute|run|eval){_W}(?:the{_W}|this{_W})?(?:following{_W})?(?:code|command|script|payload|shell)\b(?:{_W}\w+){{0,3}}?{_W}(?:now|immediately|first|silently|without)"
         rf"|\b(?:call|invoke|use){_W}the{_W}[\w.-]+{_W}tool{_W}(?:with|to){_W}"
         rf"|\bappend{_W}(?:the{_W}following|this){_W}(?:to|into){_W}(?:every|each|all|your){_W}"
+        # an image whose address has a blank for data: rendering it sends the data
+        r"|!\[[^\]\n]*\]\(\s*https?://[^\s)]*\?[^\s)]*(?:\{|\[|\$|<|%7B|INSERT)"
+        rf"|\b(?:silently|quietly|secretly|covertly){_W}(?:run|execute|call|invoke|send|fetch|download|upload|post|delete|email)\b"
+        rf"|\b(?:do{_W}not|don['’]t|never){_W}(?:tell|inform|mention|reveal|show|let)\b[^.\n]{{0,30}}?\buser\b"  # noqa: RUF001
+        rf"[^.\n]{{0,30}}?\b(?:this|these){_W}(?:instructions?|notes?|messages?)\b"
     ),
     "fake_system_message": (
         r"(?m:^)[ \t]*(?:#+[ \t]*)?(?:system|assistant)[ \t]*(?:prompt|message)?[ \t]*:\s*"
@@ -233,6 +241,8 @@ _VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignor
 _VOID_STEMS += ("disregarded", "forgotten")
 _EARLIER_STEMS = ("previous", "prior", "above", "earlier", "preced", "forego", "original")
 _EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
+_COVERT_ACTS = ("run", "execute", "call", "invoke", "send", "fetch", "download", "upload", "post")
+_COVERT_ACTS += ("delete", "email")
 _ROLE_STEMS = ("developer", "creator", "programmer", "maker", "owner", "admin", "god", "trainer")
 _EXTRACT_STEMS = ("repeat", "recite", "reveal", "dump", "list", "print", "output", "show", "tell")
 _PASSWORD_STEMS = ("password", "passphrase", "passcode")
@@ -252,6 +262,7 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
             ("above", "before", "earlier", "previous", "said", "told"),
         ),
         (_ORDER_STEMS, _VOID_STEMS),
+        (_DISMISS_STEMS, _ORDER_STEMS, ("given", "told")),
     ),
     "ignore_instructions_translated": (
         (_FOREIGN_DISMISS, _FOREIGN_EARLIER, _FOREIGN_ORDERS),
@@ -267,6 +278,11 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (
             ("skip", "bypass", "circumvent", "ignor", "avoid"),
             ("approval", "review", "verification", "confirmation", "sign"),
+        ),
+        (
+            ("pretend",),
+            ("approval", "review", "check", "sign", "test"),
+            ("happened", "passed", "succeeded", "went", "done"),
         ),
     ),
     "no_confirmation": ((("approval", "confirmation", "permission"), ("ask", "wait")),),
@@ -345,6 +361,14 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         ),
         (("tool",), ("call", "invoke", "use")),
         (("append",),),
+        (("![",), ("http",)),
+        (("silently", "quietly", "secretly", "covertly"), _COVERT_ACTS),
+        (
+            ("tell", "inform", "mention", "reveal", "show", "let"),
+            ("user",),
+            ("this", "these"),
+            ("instruction", "note", "message"),
+        ),
     ),
     "fake_system_message": (
         (("im_start", "inst]", "begin"),),
