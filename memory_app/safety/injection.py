@@ -68,12 +68,15 @@ _FOREIGN_EARLIER = _folded(
         *("bisherig", "obig", "vorig", "früher", "eerder", "poprzedni", "önceki", "पिछल", "पूर्व"),
         *("предыдущ", "прежн", "попередн", "προηγ"),
         *("이전", "以前", "之前", "先前", "前の", "上述"),
+        # "all" of them, as "ignore all instructions" says in English
+        *("alle", "todas", "todos", "toutes", "tous", "tutte", "tutti", "wszystkie", "tüm"),
+        *("все", "всі", "όλες"),
     )
 )
 _FOREIGN_ORDERS = _folded(
     (
         *("instruc", "instruç", "istruzion", "anweisung", "instruktion", "befehl", "vorgabe"),
-        *("instructie", "instrukcj", "polece", "talimat", "निर्देश"),
+        *("instructie", "instrukcj", "polece", "talimat", "निर्देश", "auftr", "aufgabe", "regeln"),
         *("инструкц", "указани", "інструкц", "οδηγ"),
         *("지시", "지침", "指示", "指令", "命令"),
     )
@@ -105,7 +108,7 @@ _FOREIGN_IGNORE = (
     rf"(?:{_D}(?=.{{0,60}}?(?:{_E}.{{0,30}}?{_O}|{_O}.{{0,30}}?{_E}))"
     rf"|{_E}(?=.{{0,30}}?{_O}.{{0,60}}?{_D})|{_O}(?=.{{0,30}}?{_E}.{{0,60}}?{_D}))"
     r"[^\n.!?。？।]*"  # noqa: RUF001
-    rf"|{_D}{_W}{_words(_FOREIGN_EVERYTHING)}(?:{_W}\w+){{0,3}}?{_W}{_words(_FOREIGN_BEFORE)}"
+    rf"|{_D}{_W}{_words(_FOREIGN_EVERYTHING)}(?:{_W}\w+){{0,5}}?{_W}{_words(_FOREIGN_BEFORE)}"
 )
 # A question for the password, in the languages above.
 _FOREIGN_PASSWORD_QUESTION = normalize(
@@ -164,6 +167,10 @@ _PHRASES = {
         rf"|\b(?:free|broken{_W}free){_W}(?:of|from){_W}(?:the{_W})?(?:typical{_W})?(?:confines|restrictions|rules)\b"
         rf"|\b(?:not|never|no{_W}longer){_W}(?:be{_W})?(?:bound|restricted|limited){_W}by{_W}(?:any{_W}|the{_W})?(?:rules|polic|guidelines|restrictions|openai|ethics)"
         rf"|\bstay{_W}in{_W}character\b"
+        rf"|\b(?:now|from{_W}now{_W}on),?{_W}you{_W}are{_W}(?-i:[A-Z][a-z]+[^\S\n]+[A-Z][a-z]+)"
+        rf"|\byou{_W}are{_W}(?:now{_W})?(?:an?{_W})?(?:\w+{_W})?(?:ai|assistant|model|bot|chatbot|llm|gpt|entity|persona)"
+        rf"{_W}(?:\w+{_W}){{0,2}}?(?:with{_W}no|without(?:{_W}any)?){_W}"
+        rf"(?:filters?|restrictions|limits|limitations|rules|guidelines|censorship|morals|ethics)\b"
     ),
     "prompt_extraction": (
         rf"\b(?:repeat|print|reveal|show|output|display|dump|recite|spell{_W}out|write{_W}out|translate|tell{_W}me|leak|paste)"
@@ -216,10 +223,12 @@ _PHRASES = {
     ),
     # Asking the agent for a password: outright, as a question, or disguised.
     "credential_request": (
-        rf"\b(?:tell|give|send|share|reveal|disclose|leak)(?:{_W}(?:me|us))?{_W}your{_W}(?:\w+{_W})?"
-        rf"(?:password|passphrase|passcode)s?\b"
+        rf"\b(?:tell|give|send|share|reveal|disclose|leak)(?:(?:{_W}(?:me|us))?{_W}your|{_W}(?:me|us){_W}the)"
+        rf"{_W}(?:\w+{_W})?(?:password|passphrase|passcode)s?\b"
         rf"|\bwhat(?:['’]s|{_W}is|{_W}was){_W}(?:your|the){_W}(?:secret{_W}|system{_W}|admin{_W})?"  # noqa: RUF001
-        rf"(?:password|passphrase|passcode)\s*\?"
+        rf"(?:password|passphrase|passcode|secret{_W}(?:word|phrase|code))\s*\?"
+        rf"|\b(?:letters?|syllables?)\b[^.\n]{{0,20}}?\b(?:of|in){_W}(?:the|your){_W}"
+        rf"(?:secret{_W})?(?:password|passphrase|passcode)\b"
         rf"|\b(?:write|spell|say|give|print|output|translate|tell|type|reveal)(?:{_W}me)?{_W}(?:the|your){_W}"
         rf"(?:secret{_W})?(?:password|passphrase|passcode)(?:{_W}(?:in|as|into|using))?{_W}(?:an?{_W})?"
         rf"(?:\w+{_W})?"
@@ -241,6 +250,9 @@ _VOID_STEMS = ("longer", "void", "cancel", "obsolete", "revoked", "null", "ignor
 _VOID_STEMS += ("disregarded", "forgotten")
 _EARLIER_STEMS = ("previous", "prior", "above", "earlier", "preced", "forego", "original")
 _EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
+_DISCLOSE_STEMS = ("tell", "give", "send", "share", "reveal", "disclose", "leak")
+_UNBOUND_STEMS = ("filter", "restriction", "limit", "rules", "guidelines", "censorship", "morals")
+_UNBOUND_STEMS += ("ethics",)
 _COVERT_ACTS = ("run", "execute", "call", "invoke", "send", "fetch", "download", "upload", "post")
 _COVERT_ACTS += ("delete", "email")
 _ROLE_STEMS = ("developer", "creator", "programmer", "maker", "owner", "admin", "god", "trainer")
@@ -299,6 +311,13 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (("free",), ("confines", "restrictions", "rules")),
         (("bound", "restricted", "limited"), ("not", "never", "longer")),
         (("character",), ("stay",)),
+        (("now",), ("you",)),
+        (
+            ("you",),
+            ("ai", "assistant", "model", "bot", "chatbot", "llm", "gpt", "entity", "persona"),
+            ("with",),
+            _UNBOUND_STEMS,
+        ),
     ),
     "prompt_extraction": (
         (
@@ -390,12 +409,11 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (("safe",), ("mode",), ("off", "disabled", "deactivated")),
     ),
     "credential_request": (
-        (
-            _PASSWORD_STEMS,
-            ("tell", "give", "send", "share", "reveal", "disclose", "leak"),
-            ("your",),
-        ),
+        (_PASSWORD_STEMS, _DISCLOSE_STEMS, ("your",)),
+        (_PASSWORD_STEMS, _DISCLOSE_STEMS, ("me", "us")),
         (_PASSWORD_STEMS, ("what",)),
+        (("secret",), ("what",), ("word", "phrase", "code")),
+        (_PASSWORD_STEMS, ("letter", "syllable")),
         (
             _PASSWORD_STEMS,
             ("write", "spell", "say", "give", "print", "output", "translate", "tell", "type"),
