@@ -253,8 +253,6 @@ _EARLIER_STEMS += ("initial", "system", "old", "all", "any", "every", "follow")
 _DISCLOSE_STEMS = ("tell", "give", "send", "share", "reveal", "disclose", "leak")
 _UNBOUND_STEMS = ("filter", "restriction", "limit", "rules", "guidelines", "censorship", "morals")
 _UNBOUND_STEMS += ("ethics",)
-_COVERT_ACTS = ("run", "execute", "call", "invoke", "send", "fetch", "download", "upload", "post")
-_COVERT_ACTS += ("delete", "email")
 _ROLE_STEMS = ("developer", "creator", "programmer", "maker", "owner", "admin", "god", "trainer")
 _EXTRACT_STEMS = ("repeat", "recite", "reveal", "dump", "list", "print", "output", "show", "tell")
 _PASSWORD_STEMS = ("password", "passphrase", "passcode")
@@ -277,8 +275,8 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (_DISMISS_STEMS, _ORDER_STEMS, ("given", "told")),
     ),
     "ignore_instructions_translated": (
-        (_FOREIGN_DISMISS, _FOREIGN_EARLIER, _FOREIGN_ORDERS),
-        (_FOREIGN_DISMISS, _FOREIGN_EVERYTHING, _FOREIGN_BEFORE),
+        (_FOREIGN_DISMISS, _FOREIGN_ORDERS),
+        (_FOREIGN_DISMISS, _FOREIGN_BEFORE),
     ),
     "disregard_safety": (
         (
@@ -291,11 +289,7 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
             ("skip", "bypass", "circumvent", "ignor", "avoid"),
             ("approval", "review", "verification", "confirmation", "sign"),
         ),
-        (
-            ("pretend",),
-            ("approval", "review", "check", "sign", "test"),
-            ("happened", "passed", "succeeded", "went", "done"),
-        ),
+        (("pretend",),),
     ),
     "no_confirmation": ((("approval", "confirmation", "permission"), ("ask", "wait")),),
     "role_override": (
@@ -312,12 +306,7 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (("bound", "restricted", "limited"), ("not", "never", "longer")),
         (("character",), ("stay",)),
         (("now",), ("you",)),
-        (
-            ("you",),
-            ("ai", "assistant", "model", "bot", "chatbot", "llm", "gpt", "entity", "persona"),
-            ("with",),
-            _UNBOUND_STEMS,
-        ),
+        (_UNBOUND_STEMS, ("you",)),
     ),
     "prompt_extraction": (
         (
@@ -347,12 +336,7 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         ),
         (("your",), ("prompt", "instructions")),
         ((*_EXTRACT_STEMS, "give"), ("your",), ("instructions", "directives", "prompt")),
-        (
-            (*_EXTRACT_STEMS, "respond", "write"),
-            ("given",),
-            ("all", "every", "each"),
-            ("instruction", "prompt", "rules", "directive"),
-        ),
+        (("given",), ("instruction", "prompt", "rules", "directive")),
     ),
     "agent_directed": (
         (
@@ -380,14 +364,9 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         ),
         (("tool",), ("call", "invoke", "use")),
         (("append",),),
-        (("![",), ("http",)),
-        (("silently", "quietly", "secretly", "covertly"), _COVERT_ACTS),
-        (
-            ("tell", "inform", "mention", "reveal", "show", "let"),
-            ("user",),
-            ("this", "these"),
-            ("instruction", "note", "message"),
-        ),
+        (("![",),),
+        (("silently", "quietly", "secretly", "covertly"),),
+        (("instruction", "note", "message"), ("user",)),
     ),
     "fake_system_message": (
         (("im_start", "inst]", "begin"),),
@@ -405,25 +384,16 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
     "authority_claim": (
         (_ROLE_STEMS, ("your",)),
         (("god",),),
-        (("god", "override", "jailbreak"), ("mode",)),
-        (("safe",), ("mode",), ("off", "disabled", "deactivated")),
+        (("override", "jailbreak"),),
+        (("safe",),),
     ),
     "credential_request": (
-        (_PASSWORD_STEMS, _DISCLOSE_STEMS, ("your",)),
-        (_PASSWORD_STEMS, _DISCLOSE_STEMS, ("me", "us")),
+        (_PASSWORD_STEMS, _DISCLOSE_STEMS),
         (_PASSWORD_STEMS, ("what",)),
-        (("secret",), ("what",), ("word", "phrase", "code")),
+        (("secret",), ("what",)),
         (_PASSWORD_STEMS, ("letter", "syllable")),
-        (
-            _PASSWORD_STEMS,
-            ("write", "spell", "say", "give", "print", "output", "translate", "tell", "type"),
-            _OBFUSCATION_STEMS,
-        ),
-        (_PASSWORD_STEMS, ("reveal",), _OBFUSCATION_STEMS),
-        (
-            _folded(("passwort", "passe", "contrase", "senha", "password", "пароль")),
-            _folded(("was", "wie", "quel", "cual", "cuál", "qual", "какой")),
-        ),
+        (_PASSWORD_STEMS, _OBFUSCATION_STEMS),
+        (_folded(("passwort", "quel", "contrase", "senha", "password", "пароль")),),
         (("パスワードは何", "密码是什么"),),
     ),
 }

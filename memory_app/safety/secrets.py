@@ -414,7 +414,7 @@ _RULE_STEMS: dict[str, tuple[str, ...]] = {
     "cli_credentials": ("-u", "sshpass", "mysql", "mariadb", "ldap"),
     "sql_password": ("password", "identified"),
     "account_command": ("redis-cli", "htpasswd", "net user", "rabbitmqctl", "echo"),
-    "password_flag": ("--",),
+    "password_flag": ("pass",),
     "authorization_header": ("authori", "bearer", "basic", "token", "digest"),
     "kubeconfig_credential": ("-data", "token"),
     "jwt": ("eyj",),
