@@ -168,10 +168,8 @@ def ui_items() -> list[Item]:
 
 DOCS_BLOCK = 2000
 MANY_SOURCES = 20
-OWN_DISTRIBUTIONS = {
-    "agent-memory-admin",
-    "agent-memory-client",
-}  # our README: not data we did not write
+# Our own READMEs are not text we did not write.
+OWN_DISTRIBUTIONS = {"agent-memory-admin", "agent-memory-client"}
 
 
 def docs_items() -> list[Item]:
