@@ -129,6 +129,9 @@ _OBFUSCATIONS = (
     r"|acrostics?|poems?|songs?|story|stories|riddles?|another{_W}language)"
 ).replace("{_W}", _W)
 
+# A run of marks that fences a boundary (not "--", a SQL or Lua comment).
+_FENCE = r"(?:#{2,}|%{2,}|={2,}|\*{2,})"
+
 _PHRASES = {
     "ignore_instructions": (
         rf"\b{_DISMISS}{_GAP}(?:{_EARLIER}{_W}(?:\w+{_W}){{0,2}}{_ORDERS}\b"
@@ -207,6 +210,10 @@ _PHRASES = {
         r"(?:new\s+)?instructions?\b"
         r"|<\|im_start\|>|\[/?INST\]|<\s*/?\s*system\s*>|<\s*system\s+mode"
         r"|#+\s*begin\s+new\s+instructions"
+        # a fenced boundary that says the instructions or the prompt end or
+        # begin: %%% END OF INSTRUCTIONS %%%, ### begin system prompt ###
+        rf"|{_FENCE}[ \t]*(?:end|begin|start)[ \t]+(?:of[ \t]+)?(?:the[ \t]+)?"
+        rf"(?:[\w-]+[ \t]+){{0,3}}(?:instructions?|prompt|rules|context)[ \t]*{_FENCE}"
     ),
     "new_instructions": (
         rf"\b(?:new|updated|revised|real|actual){_W}instructions{_W}(?:are|follow|:)"
@@ -372,6 +379,7 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (("im_start", "inst]", "begin"),),
         (("system",), ("<",)),
         (("system", "assistant"), ("instruction",)),
+        (("instruction", "prompt", "rules", "context"),),
     ),
     "new_instructions": (
         (("new", "updated", "revised", "real", "actual"), ("instructions",)),
