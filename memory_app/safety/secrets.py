@@ -132,7 +132,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     # htpasswd -b, net user, rabbitmqctl add_user) or on their input
     # (echo … | sudo -S, chpasswd, passwd --stdin).
     "account_command": re.compile(
-        r"(?i)(?:\bredis-cli\b[^\n|;&]*?\s-a|\bhtpasswd\s+-\w*b\w*(?:\s+-\w+)*\s+\S+\s+\S+"
+        r"(?i)(?:\bredis-cli\b[^\n|;&]*?\s-a|\bhtpasswd\s+-\w*b\w*(?:\s+-\w+)*\s+[^\s-]\S*\s+[^\s-]\S*"
         r"|\bnet user\s+\S+|\brabbitmqctl\s+(?:add_user|change_password)\s+\S+)"
         r"\s+[\"']?(?P<bv>[^\s\"'/*-][^\s\"']{3,})"
         r"|\becho\s+(?:-\w+\s+)?[\"']?(?:[\w.@-]+:)?(?P<qv>[^\s\"'|:]{4,})[\"']?\s*\|\s*"
