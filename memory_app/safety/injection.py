@@ -99,7 +99,7 @@ def _words(stems: tuple[str, ...]) -> str:
 
 
 _D, _E, _O = _words(_FOREIGN_DISMISS), _words(_FOREIGN_EARLIER), _words(_FOREIGN_ORDERS)
-# All three within one line, in any order but with the dismissal between
+# All three within one line, in any order except with the dismissal between
 # the other two, or the dismissal of everything said before. The order is
 # checked ahead of the first word, so each word list is written once: the
 # native pass reads the rule with look-aheads left out, and Hyperscan takes
