@@ -27,6 +27,11 @@ questions:
   connection strings with sample passwords, badges with tokens. Unlabelled
   and scored as negatives, so every block flagged is one to read: a few
   hold what the scanner should refuse (a sample JWT, an invite link);
+* the docstrings of the Python standard library (`--only docstrings`:
+  modules, classes and functions, six words or more, tests left out; PSF
+  licence): API prose whose verbs and nouns are an attack's too ("Send
+  data to the server", "Ignore the flags", "print the text"), with
+  grammar notation and sample logins, scored as negatives only;
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
@@ -57,10 +62,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+import sysconfig  # noqa: E402
+
 import django  # noqa: E402
 
 django.setup()
 
+from benchmarks.docstrings import docstrings  # noqa: E402
 from memory_app.safety import scan_fields  # noqa: E402
 from memory_app.safety.registry import family_of  # noqa: E402
 from tests.memory_app.safety.corpus import build_corpus  # noqa: E402
@@ -69,6 +77,7 @@ PUBLIC_SETS = ("secrets", "logs", "injection")
 CONVERSATION = "conversation"
 UI = "ui"
 DOCS = "docs"
+DOCSTRINGS = "docstrings"
 FAMILIES = ("secrets", "logs", "injection")
 
 # Positives of secrets.jsonl that DESIGN §3 does not ask the scanner to
@@ -189,6 +198,15 @@ def docs_items() -> list[Item]:
         if block.strip():
             items.append(Item(block, False, "readme", name, "secrets"))
     return items
+
+
+def docstring_items() -> list[Item]:
+    """The standard library's docstrings; the source is the top-level module."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return [
+        Item(text, False, "docstring", Path(module).parts[0].removesuffix(".py"), "injection")
+        for module, text in docstrings(stdlib)
+    ]
 
 
 def out_of_policy(text: str) -> str:
@@ -335,7 +353,7 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--per-kind", type=int, default=16)
     parser.add_argument(
-        "--only", choices=[*PUBLIC_SETS, CONVERSATION, UI, DOCS, "own"], action="append"
+        "--only", choices=[*PUBLIC_SETS, CONVERSATION, UI, DOCS, DOCSTRINGS, "own"], action="append"
     )
     parser.add_argument(
         "--committed-model",
@@ -343,7 +361,7 @@ def main() -> None:
         help="score injection with the committed classifier even on the texts it was trained on",
     )
     args = parser.parse_args()
-    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, UI, DOCS, "own"]
+    chosen = args.only or [*PUBLIC_SETS, CONVERSATION, UI, DOCS, DOCSTRINGS, "own"]
     held_out = None
     if not args.committed_model:
         from benchmarks.train_injection import held_out_verdicts
@@ -360,6 +378,8 @@ def main() -> None:
         score("Django's interface messages", ui_items(), "injection", min_kind=1)
     if DOCS in chosen:
         score("installed packages' descriptions", docs_items(), "secrets", min_kind=1)
+    if DOCSTRINGS in chosen:
+        score("the standard library's docstrings", docstring_items(), "injection", min_kind=1)
     if "own" in chosen:
         score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 

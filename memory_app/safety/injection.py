@@ -131,6 +131,11 @@ _OBFUSCATIONS = (
 
 # A run of marks that fences a boundary (not "--", a SQL or Lua comment).
 _FENCE = r"(?:#{2,}|%{2,}|={2,}|\*{2,})"
+# A verb that is code, not an order: an attribute (`cm.output`) or a call
+# (`print(e)`), after which the words up to "original message" are code
+# and its comments.
+_NOT_CODE = r"(?<!\.)"
+_NOT_CALLED = r"(?![(\[.])"
 
 _PHRASES = {
     "ignore_instructions": (
@@ -176,8 +181,8 @@ _PHRASES = {
         rf"(?:filters?|restrictions|limits|limitations|rules|guidelines|censorship|morals|ethics)\b"
     ),
     "prompt_extraction": (
-        rf"\b(?:repeat|print|reveal|show|output|display|dump|recite|spell{_W}out|write{_W}out|translate|tell{_W}me|leak|paste)"
-        rf"{_GAP}(?:(?:your|the|my){_W})?(?:initial|original|system|hidden|secret|previous|first|full|entire|exact)"
+        rf"\b{_NOT_CODE}(?:repeat|print|reveal|show|output|display|dump|recite|spell{_W}out|write{_W}out|translate|tell{_W}me|leak|paste)"
+        rf"{_NOT_CALLED}{_GAP}(?:(?:your|the|my){_W})?(?:initial|original|system|hidden|secret|previous|first|full|entire|exact)"
         rf"{_W}(?:\w+{_W})?(?:prompt|instructions|message|text|rules|directives)\b"
         rf"|\b(?:repeat|print|output|return|write){_W}(?:all{_W}|everything{_W}|the{_W})?(?:text|words|content|everything)"
         rf"{_W}(?:above|before{_W}this|so{_W}far)\b"
@@ -193,9 +198,11 @@ _PHRASES = {
         rf"\b(?:ai|assistant|agent|model|llm|chatbot|gpt){_W}(?:reading|processing|summari[sz]ing){_W}this\b"
         rf"|\b(?:when|if|once){_W}(?:you|an?{_W}(?:ai|assistant|agent|model)|the{_W}(?:ai|assistant|agent|model))"
         rf"{_W}(?:read|reads|see|sees|process|processes|summari[sz]es?|retrieves?|loads?){_W}this\b"
-        rf"|\b(?:send|email|forward|post|upload|exfiltrate|leak|transmit){_W}(?:all{_W}|the{_W}|this{_W}|their{_W}|any{_W})?"
-        rf"(?:user'?s?{_W})?(?:data|conversation|chat|history|credentials|passwords?|contents|files|messages|secrets|keys|tokens|emails?)"
-        rf"(?:{_W}\w+){{0,3}}?{_W}(?:to|at){_W}(?:https?://|\S+@|\w+\.\w+|the{_W}(?:following|address|url|server))"
+        rf"|\b(?:send|email|forward|post|upload|exfiltrate|leak|transmit){_W}"
+        rf"(?:(?:(?:all|the|this|their|any){_W}(?:user'?s?{_W})?|user'?s?{_W})email"
+        rf"|(?:(?:all|the|this|their|any){_W})?(?:user'?s?{_W})?"
+        rf"(?:data|conversation|chat|history|credentials|passwords?|contents|files|messages|secrets|keys|tokens|emails))"
+        rf"(?:{_W}\w+){{0,3}}?{_W}(?:to|at){_W}(?:https?://|\S+@|\w+\.\w+|the{_W}(?:following|address|url))"
         rf"|\b(?:execute|run|eval){_W}(?:the{_W}|this{_W})?(?:following{_W})?(?:code|command|script|payload|shell)\b(?:{_W}\w+){{0,3}}?{_W}(?:now|immediately|first|silently|without)"
         rf"|\b(?:call|invoke|use){_W}the{_W}[\w.-]+{_W}tool{_W}(?:with|to){_W}"
         rf"|\bappend{_W}(?:the{_W}following|this){_W}(?:to|into){_W}(?:every|each|all|your){_W}"
@@ -359,6 +366,10 @@ _NEEDS: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {
         (
             ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),
             ("data", "conversation", "chat", "history", "credential", "password", "contents"),
+        ),
+        (
+            ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),
+            ("email",),
         ),
         (
             ("send", "email", "forward", "post", "upload", "exfiltrate", "leak", "transmit"),

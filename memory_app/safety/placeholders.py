@@ -17,10 +17,11 @@ _MARKERS = re.compile(
     re.I,
 )
 # References to a value kept elsewhere: env vars, template fields, functions.
-# A command's output, a subscript, a format field or a Markdown image count
-# even when the value was cut at their first space or bracket.
+# A command's output, a subscript, a format field, a bracketed name (the
+# [CFWS] of a grammar) or a Markdown image count even when the value was
+# cut at their first space or bracket.
 _REFERENCE = re.compile(
-    r"^(?:\$\{?[\w.:-]+\}?|%[\w]+%|\{\{.*\}\}|\$\(.*|<[^<>]*>|@\{.*\}|\[[^\]]*\]|[\w.]+\(.*\)?"
+    r"^(?:\$\{?[\w.:-]+\}?|%[\w]+%|\{\{.*\}\}|\$\(.*|<[^<>]*>|@\{.*\}|\[[^\]]*\]?|[\w.]+\(.*\)?"
     r"|[A-Za-z_][\w.]*\[.*|\{[A-Za-z_][\w.]*\}?|!\[.*"
     r"|(?:os\.)?(?:env|environ|getenv|process\.env)\b.*|vault:.*|secret://.*|ENC\[.*\])$",
     re.I,

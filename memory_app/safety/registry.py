@@ -16,7 +16,7 @@ from memory_app.safety.decoding import Decoded, decoded_runs
 from memory_app.safety.normalize import normalize
 from memory_app.safety.types import Detector, Span
 
-SCANNER_VERSION = "2026.11.7"
+SCANNER_VERSION = "2026.11.8"
 
 # Order matters for overlaps: the engine's vendor name wins over our
 # generic shapes, which win over the entropy rule.

@@ -319,6 +319,10 @@ _VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?[a-z]+\d*)?", re.I)
 _IMAGE_QUERY = re.compile(r"\.(?:svg|png|gif|jpe?g|webp)\?[^\s\"'<>]*$", re.I)
 
 
+# A word and the punctuation that ends a sentence or a clause.
+_SENTENCE_END = re.compile(r"[A-Za-z]+[.,;:!?]")
+
+
 def _url_user(match: re.Match[str]) -> str:
     head = match.string[match.start() : match.start("bv") - 1]
     return head[head.find("://") + 3 :]
@@ -329,6 +333,8 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
         return False
     if name == "url_credentials" and _url_user(match).lower() == value.lower():
         return False  # a default login (guest:guest, postgres:postgres), not a secret
+    if name == "password_line" and match.group("bv") and _SENTENCE_END.fullmatch(value):
+        return False  # a word that ends a sentence: "the username/ password combination."
     if name == "password_flag" and (value.isalpha() or value.startswith(("$", "/", "~"))):
         return False  # a word ("--password prompt"), a variable or a file
     if name == "password_in_prose" and match.group("bv") is not None:

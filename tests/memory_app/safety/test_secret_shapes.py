@@ -250,6 +250,9 @@ def test_a_placeholder_in_a_new_shape_never_blocks(text):
         "The password for staging is stored in Vault.",
         "The token lifetime for the ledger is 2026-12-01T00:00.",
         "The password policy in force is v2.3.1-strict.",
+        # grammar notation, a word that ends a sentence on a line of its own
+        "secret = [FWS] 1*atext [FWS]",
+        "The directory rejected the account name and\n    password pairing.",
     ],
 )
 def test_text_that_reads_like_a_credential_is_not_one(text):
