@@ -27,11 +27,13 @@ questions:
   connection strings with sample passwords, badges with tokens. Unlabelled
   and scored as negatives, so every block flagged is one to read: a few
   hold what the scanner should refuse (a sample JWT, an invite link);
-* the docstrings of the Python standard library (`--only docstrings`:
-  modules, classes and functions, six words or more, tests left out; PSF
-  licence): API prose whose verbs and nouns are an attack's too ("Send
-  data to the server", "Ignore the flags", "print the text"), with
-  grammar notation and sample logins, scored as negatives only;
+* the docstrings of the Python standard library and of the installed
+  packages (`--only docstrings`: modules, classes and functions, six
+  words or more, tests and our own code left out; the PSF licence and
+  each package's own): API prose whose verbs and nouns are an attack's
+  too ("Send data to the server", "Ignore the flags", "print the text"),
+  with grammar notation, parameter lists and sample logins. Unlabelled
+  and scored as negatives, so every docstring flagged is one to read;
 * our own corpus (tests/memory_app/safety/corpus.py), generated at run time,
   which says whether the intended cases are covered.
 
@@ -200,13 +202,21 @@ def docs_items() -> list[Item]:
     return items
 
 
+# Our own code is not text we did not write.
+OWN_PACKAGES = {"config", "memory_app", "review_app", "agent_memory_client", "tests", "benchmarks"}
+
+
 def docstring_items() -> list[Item]:
-    """The standard library's docstrings; the source is the top-level module."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return [
-        Item(text, False, "docstring", Path(module).parts[0].removesuffix(".py"), "injection")
-        for module, text in docstrings(stdlib)
-    ]
+    """The docstrings of the standard library and of the installed packages
+    (ours left out); the source is the top-level module or package."""
+    paths = sysconfig.get_paths()
+    items = []
+    for kind, root in (("standard library", paths["stdlib"]), ("installed", paths["purelib"])):
+        for module, text in docstrings(Path(root)):
+            top = Path(module).parts[0].removesuffix(".py")
+            if top not in OWN_PACKAGES:
+                items.append(Item(text, False, kind, top, "injection"))
+    return items
 
 
 def out_of_policy(text: str) -> str:
@@ -379,7 +389,7 @@ def main() -> None:
     if DOCS in chosen:
         score("installed packages' descriptions", docs_items(), "secrets", min_kind=1)
     if DOCSTRINGS in chosen:
-        score("the standard library's docstrings", docstring_items(), "injection", min_kind=1)
+        score("docstrings", docstring_items(), "injection", min_kind=1)
     if "own" in chosen:
         score("own corpus", own_items(args.per_kind), "secrets", min_kind=1, held_out=held_out)
 

@@ -21,7 +21,7 @@ _MARKERS = re.compile(
 # [CFWS] of a grammar) or a Markdown image count even when the value was
 # cut at their first space or bracket.
 _REFERENCE = re.compile(
-    r"^(?:\$\{?[\w.:-]+\}?|%[\w]+%|\{\{.*\}\}|\$\(.*|<[^<>]*>|@\{.*\}|\[[^\]]*\]?|[\w.]+\(.*\)?"
+    r"^(?:\$\{?[\w.:-]+\}?|%[\w]+%|\{\{.*\}\}|\$\(.*|<[^<>]*>|@\{.*\}|\[[^\]]*\]*|[\w.]+\(.*\)?"
     r"|[A-Za-z_][\w.]*\[.*|\{[A-Za-z_][\w.]*\}?|!\[.*"
     r"|(?:os\.)?(?:env|environ|getenv|process\.env)\b.*|vault:.*|secret://.*|ENC\[.*\])$",
     re.I,
@@ -130,7 +130,7 @@ for _word in _WORDS:
 
 
 def is_placeholder(value: str) -> bool:
-    value = value.strip().strip("'\"`,;:")
+    value = value.strip().strip("'\"`,;:*")  # quotes, punctuation, *emphasis*
     if len(value) < 4 or value.lower() in _WORDS or _spelt_word(value):
         return True
     if _REPEATED.match(value):

@@ -37,10 +37,10 @@ _NOT_A_VALUE_KEY = re.compile(
 )
 # "pass" alone is a secret word only at an identifier boundary (DB_PASS,
 # dbPass), not inside another word (namepass, bypass, compass).
-# Nor is it one with letters after it (passed, passing, passport), but for passcode.
+# Nor is it one with letters after it (passed, Passed, passport), but for passcode.
 _GLUED_PASS = re.compile(
-    r"^(?!.*(?:password|passwd|passphrase|pwd|secret|token|key|cred))"
-    r"(?:.*[a-z]pass(?:$|[^a-z])|.*pass(?!code)[a-z])"
+    r"^(?!(?i:.*(?:password|passwd|passphrase|pwd|secret|token|key|cred)))"
+    r"(?:.*[a-z]pass(?:$|[^a-z])|.*(?i:pass)(?!(?i:code))[a-z])"
 )
 _KEY = rf"(?<![\w.-])[\w.-]*?(?:{_SECRET_WORD})[\w.-]*"
 # A key named only "key" (or "private", "access") names a secret only
@@ -126,7 +126,10 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     # … LOGIN PASSWORD '…', IDENTIFIED [WITH plugin] BY '…'.
     "sql_password": re.compile(
         r"(?i)\bpassword\s+[\"'](?P<qv>[^\"'\n]{4,200})[\"']"
-        r"|\bidentified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<fv>[^\"'\n]{4,200})[\"']"
+        # IDENTIFIED BY in a statement about a user or a role, or after an
+        # account's 'name'@'host': a library "identified by 'name'" is prose.
+        r"|(?:\b(?:user|role)\b[^;\n]{0,200}?|@[\"'`]?[\w.%-]*[\"'`]?\s+)"
+        r"identified\s+(?:with\s+\w+\s+)?by\s+[\"'](?P<fv>[^\"'\n]{4,200})[\"']"
     ),
     # Commands that take an account's password as an argument (redis-cli -a,
     # htpasswd -b, net user, rabbitmqctl add_user) or on their input
@@ -319,6 +322,12 @@ _VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[.-]?[a-z]+\d*)?", re.I)
 _IMAGE_QUERY = re.compile(r"\.(?:svg|png|gif|jpe?g|webp)\?[^\s\"'<>]*$", re.I)
 
 
+# Words alone, hyphenated or not, and a sentence's end: in unquoted prose
+# they are the sentence going on, not a value. A passphrase this long made
+# only of letters is not told from a long word, and is let through.
+_WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z]+)*[.,;:!?]?")
+# Keys whose digits may be the secret itself: a PIN, a passcode.
+_PASSWORD_KEY = re.compile(r"pass|pwd|psw|pin|code", re.I)
 # A word and the punctuation that ends a sentence or a clause.
 _SENTENCE_END = re.compile(r"[A-Za-z]+[.,;:!?]")
 
@@ -359,6 +368,10 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
             return False
         if not _STRONG_KEY.search(key) and not _random_looking(value):
             return False  # tag_key = "field": only a random value makes "key" a secret
+        if value.isdigit() and len(value) < 9 and not _PASSWORD_KEY.search(key):
+            return False  # a count or an id: max_tokens=1024, token=45075
+        if value != value.strip():
+            return False  # quoted text with a space at an end: token_str=' happiness'
         if name == "password_assignment" and key.lower() in _BARE_KEYS and not _random_token(value):
             return False  # "key": "metric.name[1,2]" is a lookup key, not a secret
         prose = (name == "password_assignment" and "=" not in match.group("sep")) or (
@@ -373,6 +386,8 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
             # digit or a symbol in it. Env, code and connection-string
             # syntax (PASSWORD=word, $password = word) and a line that
             # holds only the password (.netrc, gradle) are not prose.
+            if _WORDS_ONLY.fullmatch(value.strip("*_")):
+                return False  # "sufficiently", "TextIOWrapper", "Confidential-client", *never*
             return bool(re.search(r"[\d!@#$%^&*+=?~]", value)) or len(value) >= 12
     return True
 

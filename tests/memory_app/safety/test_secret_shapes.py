@@ -153,6 +153,8 @@ def test_a_generated_token_without_a_name_is_refused(text):
         f"ALTER USER ledger WITH PASSWORD '{PASSWORD}';",
         f"CREATE ROLE reporting LOGIN PASSWORD '{PASSWORD}' NOSUPERUSER;",
         f"CREATE USER 'ops'@'%' IDENTIFIED WITH caching_sha2_password BY '{PASSWORD}';",
+        f"GRANT SELECT ON ledger.* TO 'report'@'10.0.%' IDENTIFIED BY '{PASSWORD}';",
+        f'ALTER ROLE etl IDENTIFIED BY "{PASSWORD}"',
         # account commands that take the password as an argument or on their input
         f"redis-cli -h cache.internal -p 6380 -a {PASSWORD} info replication",
         f"htpasswd -bc /etc/nginx/.htpasswd grafana {PASSWORD}",
@@ -253,6 +255,17 @@ def test_a_placeholder_in_a_new_shape_never_blocks(text):
         # grammar notation, a word that ends a sentence on a line of its own
         "secret = [FWS] 1*atext [FWS]",
         "The directory rejected the account name and\n    password pairing.",
+        "amqp://[[user]:[pass]]@broker.internal:5672/[vhost]",
+        # prose: long words, hyphenated ones, emphasis, a key that is a verb
+        "Check that the new password is substantially different from the old one.",
+        "The signing token: short-lived, renewed by the agent.",
+        "The refresh token is *never* written to disk.",
+        "Passed to `retry_policy` unchanged.",
+        # counts and ids of tokens, quoted text that opens with a space
+        "generate(prompt, max_new_tokens=2048, total_tokens: 65536)",
+        "TokenScore(token=30522, token_text=' ledger')",
+        # "identified by" outside a statement about an account
+        "Each shard is identified by 'region' and 'tenant' in the routing table.",
     ],
 )
 def test_text_that_reads_like_a_credential_is_not_one(text):
