@@ -29,6 +29,14 @@ which is what a scan costs when nothing pre-empts it on a busy machine. The
 injection classifier is included: it reads the text's words, not the
 embedding, so no model call is in or left out of these figures.
 `--by-detector` adds where the time goes.
+
+`--adversarial` looks for the other end: writes of the same size made to
+be slow, from the words every gated rule waits on and the shapes the
+rules read (a header name, a key block's fence, a timestamp, quotes,
+brackets, encoded runs), each repeated, and drawn at random with and
+without spaces between them, so a rule that backtracks on a crafted
+write shows here before an agent finds it. It prints the slowest writes
+and which detectors their time went to.
 """
 
 import argparse
@@ -37,6 +45,7 @@ import json
 import os
 import random
 import statistics
+import string
 import sys
 import time
 from collections import defaultdict
@@ -194,6 +203,77 @@ def by_detector(make: Callable[[int], str], runs: int) -> dict[str, float]:
     return {name: statistics.median(times) * 1000 for name, times in steps.items()}
 
 
+# Shapes the rules read besides their gate words.
+SHAPES = [
+    *("Authorization: ", "Bearer ", "Basic ", "-----BEGIN ", "kind: Secret", "data:", "://"),
+    *("2026-11-27T10:00:00Z ", "INFO ", "pid=1 ", "[main] ", "IDENTIFIED BY ", "--password "),
+    *(
+        "'",
+        '"',
+        "`",
+        "=",
+        ":",
+        "@",
+        "%41",
+        "\\",
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "*",
+        "#",
+        "\t",
+        "\n",
+    ),
+    *("A1b2" * 10, "a" * 40, "ghp_", "AKIA", "eyJ", "![x](", "  "),
+]
+
+
+def adversarial_writes(seed: int = 1) -> dict[str, str]:
+    """Writes of SIZE characters built to make some rule work hard."""
+    pieces = [*prefilter.words(), *SHAPES]
+    rng = random.Random(seed)
+    writes = {}
+    for piece in pieces:
+        writes[f"{piece!r} repeated"] = ((piece + " ") * (SIZE // (len(piece) + 1) + 1))[:SIZE]
+        writes[f"{piece!r} repeated, no space"] = (piece * (SIZE // len(piece) + 1))[:SIZE]
+    for draw in range(40):
+        spaced = " ".join(rng.choice(pieces) for _ in range(SIZE // 4))
+        writes[f"random pieces {draw}"] = spaced[:SIZE]
+        writes[f"random pieces {draw}, no space"] = spaced.replace(" ", "")[:SIZE]
+    alphabets = {"base64": string.ascii_letters + string.digits + "+/", "hex": "0123456789abcdef"}
+    for name, alphabet in alphabets.items():
+        writes[f"one {name} run"] = "".join(rng.choice(alphabet) for _ in range(SIZE))
+    writes["punctuation"] = "".join(rng.choice(string.punctuation) for _ in range(SIZE))
+    return writes
+
+
+def slowest(writes: dict[str, str], shown: int = 10) -> None:
+    """The slowest writes (fastest of three scans each), and their detectors."""
+    scan_fields({"content": "warm up"}, conversation_store=False)
+    times = []
+    for name, text in writes.items():
+        fastest = float("inf")
+        for _ in range(3):
+            engine._findings.cache_clear()
+            prefilter.scan.cache_clear()
+            started = time.perf_counter()
+            scan_fields({"content": text}, conversation_store=False)
+            fastest = min(fastest, time.perf_counter() - started)
+        times.append((fastest, name))
+    times.sort(reverse=True)
+    median = statistics.median(seconds for seconds, _ in times)
+    print(f"{len(times)} crafted writes of {SIZE} characters: median {median * 1000:.1f} ms")
+    for seconds, name in times[:shown]:
+        steps = sorted(
+            by_detector(lambda _run, name=name: writes[name], 1).items(), key=lambda s: -s[1]
+        )
+        where = ", ".join(f"{step} {ms:.1f}" for step, ms in steps[:3])
+        print(f"  {seconds * 1000:7.1f} ms  {name[:60]:<60} ({where})")
+
+
 def _ms(seconds: list[float]) -> str:
     p95 = seconds[int(0.95 * len(seconds)) - 1]
     return f"p50 {statistics.median(seconds) * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms"
@@ -207,7 +287,11 @@ def main() -> None:
     parser.add_argument(
         "--least-of", type=int, default=1, help="scan each write N times and keep the fastest"
     )
+    parser.add_argument("--adversarial", action="store_true", help="crafted slow writes only")
     args = parser.parse_args()
+    if args.adversarial:
+        slowest(adversarial_writes())
+        return
     writes: dict[str, Callable[[int], str]] = {}
     if (args.corpora / "secrets.jsonl").is_file():
         mix = public_mix(*public_pool(args.corpora))

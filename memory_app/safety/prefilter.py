@@ -43,6 +43,11 @@ def register(words: Iterable[str]) -> None:
         scan.cache_clear()
 
 
+def words() -> tuple[str, ...]:
+    """Every word registered so far: what the gated rules wait on."""
+    return tuple(_words)
+
+
 @lru_cache(maxsize=1)
 def _automaton() -> tuple[AhoCorasick, tuple[str, ...]]:
     # A DFA searches twice as fast as the default NFA (0.11 against 0.21 ms

@@ -5,7 +5,7 @@ scanner version that passed it, and the rescan dream job re-checks rows
 scanned by an older one.
 """
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass
@@ -56,8 +56,32 @@ def family_of(rule: str) -> str:
     return "secrets"
 
 
-def _overlaps(a: Finding, b: Finding) -> bool:
-    return a.field == b.field and a.start < b.end and b.start < a.end
+class _Covered:
+    """The characters a field's findings cover so far, as sorted disjoint runs.
+
+    A finding overlaps an earlier one exactly when it overlaps their union,
+    so the check is a binary search, not a pass over every finding: a
+    crafted write with thousands of findings (one short phrase repeated)
+    took seconds to sort out when each was compared with all the others.
+    """
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        at = bisect_right(self.starts, start) - 1  # the last run starting at or before
+        if at >= 0 and self.ends[at] > start:
+            return True
+        return at + 1 < len(self.starts) and self.starts[at + 1] < end
+
+    def add(self, start: int, end: int) -> None:
+        first = bisect_left(self.ends, start)  # the first run that ends at or after start
+        last = bisect_right(self.starts, end)  # past the last run that starts at or before end
+        if first < last:
+            start, end = min(start, self.starts[first]), max(end, self.ends[last - 1])
+        self.starts[first:last] = [start]
+        self.ends[first:last] = [end]
 
 
 def _spans(text: str, engine_found: Future[tuple]) -> Iterator[tuple[Detector, Span]]:
@@ -146,16 +170,17 @@ def scan_fields(fields: Mapping[str, str], *, conversation_store: bool) -> list[
 def _field_findings(
     field: str, spans: Iterable[tuple[Detector, Span]], *, conversation_store: bool
 ) -> list[Finding]:
-    field_findings: list[Finding] = []
+    field_findings: dict[Finding, None] = {}
+    covered = _Covered()
     for detector, span in spans:
         tolerated = detector.tolerated_in_conversations and conversation_store
         finding = Finding(span.rule, field, span.start, span.end, not tolerated)
         if finding in field_findings or (
-            detector.family in _CREDENTIAL_FAMILIES
-            and any(_overlaps(finding, other) for other in field_findings)
+            detector.family in _CREDENTIAL_FAMILIES and covered.overlaps(span.start, span.end)
         ):
             continue
-        field_findings.append(finding)
+        field_findings[finding] = None
+        covered.add(span.start, span.end)
     return sorted(field_findings, key=lambda f: (f.start, f.detector))
 
 

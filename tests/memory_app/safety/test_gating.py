@@ -13,8 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_app.safety import injection, injection_model, multimatch, prefilter, secrets
+from memory_app.safety import (
+    entropy,
+    injection,
+    injection_model,
+    logs,
+    multimatch,
+    prefilter,
+    registry,
+    secrets,
+)
 from memory_app.safety.normalize import normalize
+from memory_app.safety.types import Span
 from tests.memory_app.safety.corpus import build_corpus
 
 CORPUS = [normalize(sample.text) for sample in build_corpus(per_kind=16)]
@@ -189,3 +199,35 @@ def test_token_runs_are_the_maximal_runs_of_sixteen_or_more():
         "abcdefghijklmnop+/==",
         "Qm9vYmFyYmF6cXV4cXV1eA==",
     ]
+
+
+def _findings_compared_pairwise(field, spans, *, conversation_store):
+    """The rule `_field_findings` keeps, as first written: each credential
+    finding compared with every finding kept before it."""
+    kept = []
+    for detector, span in spans:
+        tolerated = detector.tolerated_in_conversations and conversation_store
+        finding = registry.Finding(span.rule, field, span.start, span.end, not tolerated)
+        overlapping = any(finding.start < o.end and o.start < finding.end for o in kept)
+        if finding in kept or (detector.family in {"secrets", "entropy"} and overlapping):
+            continue
+        kept.append(finding)
+    return sorted(kept, key=lambda f: (f.start, f.detector))
+
+
+DETECTOR_CHOICES = [registry.DETECTORS[0], registry.DETECTORS[-1], *secrets.DETECTORS[:1]]
+DETECTOR_CHOICES += [*logs.DETECTORS, *entropy.DETECTORS]
+found_span = st.tuples(
+    st.sampled_from(DETECTOR_CHOICES),
+    st.integers(0, 60),
+    st.integers(1, 12),
+    st.sampled_from(["rule_a", "rule_b"]),
+).map(lambda t: (t[0], Span(t[3], t[1], t[1] + t[2])))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(found_span, max_size=30), st.booleans())
+def test_overlapping_credentials_are_dropped_as_when_compared_pairwise(spans, conversation):
+    expected = _findings_compared_pairwise("content", spans, conversation_store=conversation)
+    kept = registry._field_findings("content", spans, conversation_store=conversation)
+    assert kept == expected
