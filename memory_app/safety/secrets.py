@@ -326,8 +326,9 @@ _IMAGE_QUERY = re.compile(r"\.(?:svg|png|gif|jpe?g|webp)\?[^\s\"'<>]*$", re.I)
 # they are the sentence going on, not a value. A passphrase this long made
 # only of letters is not told from a long word, and is let through.
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[-'][A-Za-z]+)*[.,;:!?]?")
-# Keys whose digits may be the secret itself: a PIN, a passcode.
-_PASSWORD_KEY = re.compile(r"pass|pwd|psw|pin|code", re.I)
+# A token's name without a password's, a PIN's or a code's: its digits
+# count tokens or name one (max_tokens, token_id), where a PIN's are the secret.
+_TOKEN_COUNT_KEY = re.compile(r"^(?!.*(?:pass|pwd|psw|pin|code)).*token", re.I)
 # A word and the punctuation that ends a sentence or a clause.
 _SENTENCE_END = re.compile(r"[A-Za-z]+[.,;:!?]")
 
@@ -368,7 +369,7 @@ def _plausible(name: str, match: re.Match[str], value: str) -> bool:
             return False
         if not _STRONG_KEY.search(key) and not _random_looking(value):
             return False  # tag_key = "field": only a random value makes "key" a secret
-        if value.isdigit() and len(value) < 9 and not _PASSWORD_KEY.search(key):
+        if value.isdigit() and len(value) < 9 and _TOKEN_COUNT_KEY.search(key):
             return False  # a count or an id: max_tokens=1024, token=45075
         if value != value.strip():
             return False  # quoted text with a space at an end: token_str=' happiness'
