@@ -4,14 +4,18 @@
   The English parser drops stop words and stems; identifiers stay whole
   (`INC-4711` and `max_slot_wal_keep_size` become phrase terms, a
   hyphenated `payments-api` keeps its own lexeme, not its parts). A rare
-  term reads at most TERM_CAP matches from the GIN index (a LATERAL LIMIT),
+  term reads at most its cap of matches from the GIN index (a LATERAL LIMIT),
   so cost is bounded by terms times cap, never by how many rows match; ts_rank
   runs only on those rows (STACK.md: ranking every match of an OR is the
   cliff), and its document frequency is counted in the same read, within
   the caller's stores, so it is always current. A common term (the column
-  statistics count it in at least TERM_CAP of those documents) is not read
-  on its own: its frequency comes from the statistics and it scores the
-  candidates found otherwise (`_lexical_ctes`). Besides the score, each
+  statistics count it in at least the cap's number of those documents) is
+  not read on its own: its frequency comes from the statistics and it
+  scores the candidates found otherwise (`_lexical_ctes`). Beside the
+  semantic list the cap is lower (TERM_CAP_BESIDE_VECTORS): the nearest
+  neighbours are candidates the common terms score at full weight, so a
+  term's first few hundred matches in the table's order, an arbitrary few
+  of its documents, add cost and little else. Besides the score, each
   document gets its coverage: the share of the query's term weight it
   matches (a term no document holds weighs the most), an absolute measure
   the relevance floor reads, and whether it holds one of the query's
@@ -41,6 +45,12 @@ from memory_app.selectors.term_statistics import term_statistics
 from memory_app.selectors.timeframe import Window
 
 TERM_CAP = 400
+# The cap when the semantic list runs too (hybrid search, memory_context):
+# on the hard evaluation hybrid recall and MRR are the same at 400, 200,
+# 100 and 50, and the candidate statement at 10,000 documents takes half
+# the time at 100 (docs/benchmarks.md, "A lower term cap beside the
+# vectors").
+TERM_CAP_BESIDE_VECTORS = 100
 # The share of all documents the caller's stores must hold for the term
 # reads to skip the store index (`Reads`); the store test as the filter
 # writes it, and as written so no index serves it.
@@ -191,12 +201,13 @@ def gather(
         params += where_params
         lists.append("pinned")
     if lexical:
+        cap = TERM_CAP if vector_text is None else TERM_CAP_BESIDE_VECTORS
         if isinstance(documents, Where):
             share = term_statistics().share_of(documents.stores)
-            reads = Reads(where, where_params, documents.unindexed_stores_sql(), share)
+            reads = Reads(where, where_params, cap, documents.unindexed_stores_sql(), share)
         else:
             # A queryset's filter may name any column of the documents table.
-            reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params)
+            reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params, cap)
         # The other lists' documents are scored by the common terms too.
         lexical_sql, lexical_params = _lexical_ctes(
             reads, query_text, k, [_LIST_CTE[name] for name in lists]
@@ -267,18 +278,21 @@ class Reads:
 
     where: str
     where_params: list
+    # At most this many matches of a rare term are read; a term the
+    # statistics count in more documents is common.
+    cap: int
     broad_where: str | None = None
     share: float = 0.0
 
     def capped(self, query: str, columns: str) -> tuple[str, list]:
-        """`columns` of the first TERM_CAP matches of the tsquery expression
+        """`columns` of the first `cap` matches of the tsquery expression
         `query`, in the table's order."""
         broad = self.broad_where is not None and self.share >= BROAD_SHARE
         condition = self.broad_where if broad else self.where
         return (
             f"SELECT {columns} FROM {TERMS_TABLE}"
             f" WHERE {condition} AND search_vector @@ {query} LIMIT %s",
-            [*self.where_params, TERM_CAP],
+            [*self.where_params, self.cap],
         )
 
 
@@ -286,9 +300,9 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> t
     """terms → rare and common → their matches → document frequency →
     BM25-style score of every candidate → top k.
 
-    A term the column statistics count in at least TERM_CAP documents of
+    A term the column statistics count in at least `reads.cap` documents of
     the caller's stores is common: reading its matches would cost most of
-    the statement (the whole posting list, then TERM_CAP rows in the table's
+    the statement (the whole posting list, then the cap's rows in the table's
     order, an arbitrary few of its documents) and add little, since its
     weight is low. Its document frequency comes from the statistics
     instead, the documents holding every common term are read together, and
@@ -301,7 +315,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> t
     the query's total weight counts the words no memory holds.
     """
     identifiers, rest = split_identifiers(query_text)
-    common = term_statistics().common(reads.share, TERM_CAP)
+    common = term_statistics().common(reads.share, reads.cap)
     rare_reads, rare_params = reads.capped("t.q", "id, ts_rank(search_vector, t.q, 1) AS r")
     together_reads, together_params = reads.capped("a.q", "id, search_vector")
     pool = "".join(f" UNION SELECT id FROM {name}" for name in others)

@@ -233,7 +233,7 @@ def analysed_runbooks(runbooks):
 def _term_reads(tools, monkeypatch, broad_share: float) -> tuple[list, str]:
     monkeypatch.setattr(candidates, "BROAD_SHARE", broad_share)
     # Above every term's count: each is read on its own.
-    monkeypatch.setattr(candidates, "TERM_CAP", 50)
+    monkeypatch.setattr(candidates, "TERM_CAP_BESIDE_VECTORS", 50)
     with CaptureQueriesContext(connection) as queries:
         body = tools.ok("memory_search", {"query": "kafka consumer lag on the orders topic"})
     (statement,) = [q["sql"] for q in queries.captured_queries if "hits AS" in q["sql"]]
@@ -262,12 +262,18 @@ def _analyze():
     term_statistics.forget()
 
 
-def test_common_words_score_every_candidate_not_an_arbitrary_few(tools, runbooks, monkeypatch):
+@pytest.mark.parametrize(
+    ("mode", "cap"), [("text", "TERM_CAP"), ("hybrid", "TERM_CAP_BESIDE_VECTORS")]
+)
+def test_common_words_score_every_candidate_not_an_arbitrary_few(
+    tools, runbooks, monkeypatch, mode, cap
+):
     """Words the column statistics count in many documents are not read one
     by one (only the first few of their matches would be): they score the
     candidates the rare words find, so the memory holding them all ranks
-    first even when it is the newest of many."""
-    monkeypatch.setattr(candidates, "TERM_CAP", 5)
+    first even when it is the newest of many. Hybrid search, whose nearest
+    neighbours the common words score too, has a cap of its own."""
+    monkeypatch.setattr(candidates, cap, 5)
     for index in range(30):
         make_document(runbooks, path=f"lag/{index}", title=f"Lag {index}", content=KAFKA)
     make_document(runbooks, path="zk/notes", title="Zookeeper", content="Zookeeper quorum notes.")
@@ -278,10 +284,13 @@ def test_common_words_score_every_candidate_not_an_arbitrary_few(tools, runbooks
         content="Zookeeper quorum loss makes kafka consumer lag grow on every topic.",
     )
     _analyze()
-    body = tools.ok(
-        "memory_search", {"query": "kafka consumer lag after zookeeper trouble", "mode": "text"}
-    )
+    with CaptureQueriesContext(connection) as queries:
+        body = tools.ok(
+            "memory_search", {"query": "kafka consumer lag after zookeeper trouble", "mode": mode}
+        )
     assert _paths(body)[0] == "zk/lag"
+    (statement,) = [q["sql"] for q in queries.captured_queries if "hits AS" in q["sql"]]
+    assert "@@ t.q LIMIT 5" in statement
 
 
 def test_a_question_of_common_words_finds_the_memories_holding_them_all(
