@@ -5,6 +5,7 @@ import io
 import pytest
 from django.core.management import call_command
 
+from memory_app.embeddings import get_backend
 from memory_app.models import MemoryDocument, MemoryEvent, MemoryVersion
 from memory_app.services import remember
 from tests.factories import UserFactory, make_document
@@ -32,6 +33,53 @@ def test_the_same_write_twice_is_unchanged_and_adds_no_version(tools):
     assert again["outcome"] == "unchanged"
     assert again["id"] == first["id"] and again["version"] == 1
     assert MemoryVersion.objects.filter(document_id=first["id"]).count() == 1
+
+
+@pytest.fixture
+def model_calls(monkeypatch):
+    """The texts the embedding model is asked to embed, in order."""
+    backend = get_backend()
+    calls: list[str] = []
+    embed = backend.embed
+
+    def counting(texts):
+        calls.extend(texts)
+        return embed(texts)
+
+    monkeypatch.setattr(backend, "embed", counting)
+    return calls
+
+
+def _vector(document_id):
+    return list(MemoryDocument.objects.get(pk=document_id).embedding)
+
+
+def test_a_re_save_or_a_metadata_change_keeps_the_vector_without_a_model_call(tools, model_calls):
+    first = tools.ok("memory_remember", remember_body(), status=201)
+    vector = _vector(first["id"])
+    assert len(model_calls) == 1
+    assert tools.ok("memory_remember", remember_body())["outcome"] == "unchanged"
+    retagged = tools.ok("memory_remember", remember_body(tags=["nginx", "rollback"]))
+    assert retagged["outcome"] == "updated" and retagged["version"] == 2
+    assert len(model_calls) == 1
+    assert _vector(first["id"]) == vector
+
+
+def test_a_changed_text_at_the_same_path_is_embedded_anew(tools, model_calls):
+    first = tools.ok("memory_remember", remember_body(), status=201)
+    vector = _vector(first["id"])
+    tools.ok("memory_remember", remember_body(recall_hint="When the ingress restarts."))
+    assert len(model_calls) == 2 and model_calls[1].endswith("INC-4411.")
+    assert _vector(first["id"]) != vector
+
+
+def test_a_re_save_refreshes_a_vector_of_another_model(tools, model_calls):
+    first = tools.ok("memory_remember", remember_body(), status=201)
+    MemoryDocument.objects.filter(pk=first["id"]).update(embedding_model="an-older-model")
+    tools.ok("memory_remember", remember_body(tags=["nginx", "rollback"]))
+    assert len(model_calls) == 2
+    refreshed = MemoryDocument.objects.get(pk=first["id"])
+    assert refreshed.embedding_model == get_backend().model_id
 
 
 def test_a_changed_value_at_the_same_path_is_an_update(tools):
