@@ -46,10 +46,10 @@ from memory_app.selectors.timeframe import Window
 
 TERM_CAP = 400
 # The cap when the semantic list runs too (hybrid search, memory_context):
-# on the hard evaluation hybrid recall and MRR are the same at 400, 200,
-# 100 and 50, and the candidate statement at 10,000 documents takes half
-# the time at 100 (docs/benchmarks.md, "A lower term cap beside the
-# vectors").
+# on the hard evaluation hybrid recall and MRR are the same at 400, 200
+# and 100 (and no lower at 50), and the candidate statement at 10,000
+# documents takes half the time at 100 (docs/benchmarks.md, "A lower term
+# cap beside the vectors").
 TERM_CAP_BESIDE_VECTORS = 100
 # The share of all documents the caller's stores must hold for the term
 # reads to skip the store index (`Reads`); the store test as the filter
