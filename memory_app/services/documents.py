@@ -135,6 +135,23 @@ def embedding_for(title: str, recall_hint: str, content: str) -> np.ndarray | No
         return None
 
 
+def vector_holds(
+    document: MemoryDocument | None, title: str, recall_hint: str, content: str
+) -> bool:
+    """Whether `document` already holds the vector of this text: its
+    embedded fields are these and its vector is the current model's. A
+    write that leaves them as they are (a re-save, a metadata change) then
+    needs no model call; if the text moves before the write locks the row,
+    head_update clears the vector and the embed job computes it."""
+    return (
+        document is not None
+        and document.embedding is not None
+        and document.embedding_model == get_backend().model_id
+        and (document.title, document.recall_hint, document.content)
+        == (title, recall_hint, content)
+    )
+
+
 def head_update(
     document: MemoryDocument,
     *,

@@ -9,7 +9,7 @@ from memory_app.actors import Actor
 from memory_app.errors import Conflict, InvalidInput
 from memory_app.models import ChangeKind, MemoryDocument, Trust
 from memory_app.policy import check_document_writable, check_store_write, check_write_quota
-from memory_app.services.documents import WriteResult, embedding_for, head_update
+from memory_app.services.documents import WriteResult, embedding_for, head_update, vector_holds
 from memory_app.services.events import event_record
 from memory_app.services.guard import (
     agent_text_fields,
@@ -93,9 +93,8 @@ def memory_patch(
             ),
             store,
         )
-    embedding = None
-    if any(fields[name] != getattr(document, name) for name in EMBEDDED):
-        embedding = embedding_for(fields["title"], fields["recall_hint"], new_content)
+    embedded = (fields["title"], fields["recall_hint"], new_content)
+    embedding = None if vector_holds(document, *embedded) else embedding_for(*embedded)
     with transaction.atomic():
         check_write_quota(actor)
         locked = (
@@ -131,10 +130,6 @@ def memory_patch(
             },
         )
     return result
-
-
-# The texts the embedding is computed from.
-EMBEDDED = ("title", "recall_hint", "content")
 
 
 def _patched_fields(document: MemoryDocument, content: str, metadata: dict) -> dict:

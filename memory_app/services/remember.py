@@ -9,7 +9,6 @@ from django.db import transaction
 
 from memory_app.access import access_store
 from memory_app.actors import Actor
-from memory_app.embeddings import get_backend
 from memory_app.models import ChangeKind, DocState, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
 from memory_app.policy import check_store_write, check_write_quota
@@ -19,6 +18,7 @@ from memory_app.services.documents import (
     document_insert,
     embedding_for,
     head_update,
+    vector_holds,
 )
 from memory_app.services.events import event_record
 from memory_app.services.guard import (
@@ -123,11 +123,8 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
             ),
             store,
         )
-    embedding = (
-        None
-        if _vector_holds(found, values, data.content)
-        else embedding_for(values["title"], values["recall_hint"], data.content)
-    )
+    embedded = (values["title"], values["recall_hint"], data.content)
+    embedding = None if vector_holds(found, *embedded) else embedding_for(*embedded)
     version_kwargs = {
         "on_behalf_of": actor.on_behalf_of,
         "run_id": actor.run_id,
@@ -223,21 +220,6 @@ def _write(actor, store, path, data, embedding, version_kwargs, read) -> WriteRe
         **version_kwargs,
     )
     return WriteResult(existing, outcome if changed else "unchanged")
-
-
-def _vector_holds(found: MemoryDocument | None, values: dict, content: str) -> bool:
-    """Whether the document at the path already holds this write's vector:
-    its embedded text is the one being written and its vector is the
-    current model's. A re-save, or a write that changes metadata only, then
-    makes no model call (as memory_patch does not); if the text moved
-    meanwhile, the update clears the vector and the embed job computes it."""
-    return (
-        found is not None
-        and found.embedding is not None
-        and found.embedding_model == get_backend().model_id
-        and (found.title, found.recall_hint, found.content)
-        == (values["title"], values["recall_hint"], content)
-    )
 
 
 def _embed_later(document: MemoryDocument) -> None:
