@@ -222,6 +222,40 @@ def test_mark_used_ignores_what_the_caller_cannot_read(tools, caller_for):
     assert MemoryDocument.objects.get(pk=theirs["id"]).hit_count == 0
 
 
+def _document_updates() -> tuple[int, int]:
+    """(updates, heap-only updates) of the documents table in this transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
+            " WHERE relid = %s::regclass",
+            [MemoryDocument._meta.db_table],
+        )
+        return cursor.fetchone()
+
+
+def test_a_counted_use_stays_on_its_page(tools, runbooks):
+    # Rows of a realistic size, written in turn: the first page holds as many
+    # as its fill factor lets in.
+    documents = [
+        make_document(
+            runbooks, path=f"k/{n}", content=f"{KAFKA * 5} {n}", trust=Trust.ADMIN_APPROVED
+        )
+        for n in range(12)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {MemoryDocument._meta.db_table}"  # noqa: S608
+            " WHERE (ctid::text::point)[0] = 0"
+        )
+        first_page = [row[0] for row in cursor.fetchall()]
+    assert 1 < len(first_page) < len(documents)
+    updates, hot = _document_updates()
+    assert tools.ok("memory_mark_used", {"ids": [str(first_page[0])]}) == {"updated": 1}
+    # A heap-only update: no index of the table (the HNSW graph among them)
+    # gets an entry for the counted use.
+    assert _document_updates() == (updates + 1, hot + 1)
+
+
 def test_context_is_at_most_four_statements(tools, runbooks):
     for n in range(30):
         make_document(
