@@ -21,68 +21,100 @@ def bulk_load(
 ) -> float:
     """Insert one generated memory per (store, trust) placement; returns seconds.
 
-    `embed=False` leaves embeddings to the backfill, as a burst of writes
-    whose background embedding has not caught up yet would.
+    The model runs on every usable core (ParallelEmbedder, as memory_embed
+    does) while the previous batch is inserted. `embed=False` leaves
+    embeddings to the backfill, as a burst of writes whose background
+    embedding has not caught up yet would.
     """
-    from django.utils import timezone
-
-    from memory_app.embeddings import document_text, get_backend
-    from memory_app.hashing import GENESIS, chain_key_current, chain_sha256, sha256_text
-    from memory_app.models import MemoryDocument, MemoryVersion
+    from memory_app.embeddings import ParallelEmbedder, get_backend, usable_cores
+    from memory_app.hashing import chain_key_current
 
     started = time.perf_counter()
-    backend = get_backend()
     key = chain_key_current()
+    backend = get_backend()
+    model_id = backend.model_id if embed else ""
+    done = 0
+    with ParallelEmbedder(backend, usable_cores()) as embedder:
+        batches = _batches(placements, rng, extra)
+        following = next(batches, None)
+        embedding = _embedding(embedder, following, embed)
+        while following is not None:
+            chunk, rows, extras = following
+            vectors = embedding.result() if embed else [None] * len(rows)
+            following = next(batches, None)
+            embedding = _embedding(embedder, following, embed)
+            _insert(chunk, rows, extras, vectors, author, model_id, key)
+            if done // BATCH % 20 == 0:
+                print(f"  loaded {done + len(chunk)} / {len(placements)}", flush=True)
+            done += len(chunk)
+    return time.perf_counter() - started
+
+
+def _batches(placements, rng: random.Random, extra):
+    """(placements, memories, extra fields) per batch, drawn from `rng` in
+    the order the loader always drew them, so a seed loads the same data."""
     for offset in range(0, len(placements), BATCH):
         chunk = placements[offset : offset + BATCH]
         rows = [memory(rng, offset + i) for i in range(len(chunk))]
-        vectors = (
-            backend.embed([document_text(r["title"], r["recall_hint"], r["content"]) for r in rows])
-            if embed
-            else [None] * len(rows)
+        yield chunk, rows, [extra() if extra else {} for _ in rows]
+
+
+def _embedding(embedder, batch, embed: bool):
+    from memory_app.embeddings import document_text
+
+    if batch is None or not embed:
+        return None
+    return embedder.submit(
+        [document_text(r["title"], r["recall_hint"], r["content"]) for r in batch[1]]
+    )
+
+
+def _insert(chunk, rows, extras, vectors, author, model_id: str, key) -> None:
+    """The documents of one batch and their first versions, two statements."""
+    from django.utils import timezone
+
+    from memory_app.hashing import GENESIS, chain_sha256, sha256_text
+    from memory_app.models import MemoryDocument, MemoryVersion
+
+    documents = MemoryDocument.objects.bulk_create(
+        MemoryDocument(
+            store=store,
+            trust=trust,
+            content_sha256=sha256_text(row["content"]),
+            embedding=vector,
+            embedding_model=model_id,
+            created_by=author,
+            **row,
+            **fields,
         )
-        documents = MemoryDocument.objects.bulk_create(
-            MemoryDocument(
-                store=store,
-                trust=trust,
-                content_sha256=sha256_text(row["content"]),
-                embedding=vector,
-                embedding_model=backend.model_id if embed else "",
-                created_by=author,
-                **row,
-                **(extra() if extra else {}),
-            )
-            for (store, trust), row, vector in zip(chunk, rows, vectors, strict=True)
-        )
-        now = timezone.now()
-        MemoryVersion.objects.bulk_create(
-            MemoryVersion(
-                document=d,
+        for (store, trust), row, fields, vector in zip(chunk, rows, extras, vectors, strict=True)
+    )
+    now = timezone.now()
+    MemoryVersion.objects.bulk_create(
+        MemoryVersion(
+            document=d,
+            version=1,
+            change="create",
+            title=d.title,
+            recall_hint=d.recall_hint,
+            content=d.content,
+            sha256=d.content_sha256,
+            chain_sha256=chain_sha256(
+                key=key,
+                previous_chain=GENESIS,
                 version=1,
                 change="create",
-                title=d.title,
-                recall_hint=d.recall_hint,
-                content=d.content,
-                sha256=d.content_sha256,
-                chain_sha256=chain_sha256(
-                    key=key,
-                    previous_chain=GENESIS,
-                    version=1,
-                    change="create",
-                    content_sha256=d.content_sha256,
-                    author_name=author.username,
-                    created_at=now,
-                ),
-                chain_key_id=key.id,
-                author=author,
+                content_sha256=d.content_sha256,
                 author_name=author.username,
                 created_at=now,
-            )
-            for d in documents
+            ),
+            chain_key_id=key.id,
+            author=author,
+            author_name=author.username,
+            created_at=now,
         )
-        if offset // BATCH % 20 == 0:
-            print(f"  loaded {offset + len(chunk)} / {len(placements)}", flush=True)
-    return time.perf_counter() - started
+        for d in documents
+    )
 
 
 def bulk_pending_promotions(drafts: Sequence, target, proposer) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from django.db import connection
 from django.db.models import Q
 
-from memory_app.embeddings import document_text, get_backend
+from memory_app.embeddings import ParallelEmbedder, document_text, get_backend
 from memory_app.models import MemoryDocument
 
 _READ = ("id", "title", "recall_hint", "content", "content_sha256")
@@ -42,6 +42,7 @@ def embeddings_backfill(
     batch_size: int = 64,
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
 ) -> int:
     """Embed every stale document, a batch at a time; returns how many.
 
@@ -49,24 +50,42 @@ def embeddings_backfill(
     Batches walk the primary key upwards, so each read starts where the last
     one stopped instead of rescanning the rows already done, and a row whose
     write lost to a concurrent edit is not read again (that edit embeds it).
+
+    The model runs on `workers` threads of its own (ParallelEmbedder) while
+    this thread reads the next batch and writes the one before, so the
+    database's round trips and the model's work overlap.
     """
     backend = get_backend()
     total = stale_embeddings().count() if progress else 0
     done = 0
-    after = None
-    while limit is None or done < limit:
-        size = batch_size if limit is None else min(batch_size, limit - done)
-        pending = stale_embeddings() if after is None else stale_embeddings().filter(pk__gt=after)
-        batch = list(pending.only(*_READ).order_by("id")[:size])
-        if not batch:
-            break
-        after = batch[-1].pk
-        vectors = backend.embed([_text(d) for d in batch])
-        embeddings_write(batch, vectors, backend.model_id)
-        done += len(batch)
-        if progress:
-            progress(done, max(total, done))
+    with ParallelEmbedder(backend, workers) as embedder:
+        batch = _next_batch(None, batch_size, limit)
+        embedding = embedder.submit([_text(d) for d in batch]) if batch else None
+        while batch:
+            following = _next_batch(batch[-1].pk, batch_size, _left(limit, done + len(batch)))
+            vectors = embedding.result()
+            if following:
+                embedding = embedder.submit([_text(d) for d in following])
+            embeddings_write(batch, vectors, backend.model_id)
+            done += len(batch)
+            if progress:
+                progress(done, max(total, done))
+            batch = following
     return done
+
+
+def _left(limit: int | None, read: int) -> int | None:
+    return None if limit is None else limit - read
+
+
+def _next_batch(after, batch_size: int, limit: int | None) -> list[MemoryDocument]:
+    """The next stale documents by primary key after `after`, at most
+    `batch_size` and `limit` of them."""
+    size = batch_size if limit is None else min(batch_size, limit)
+    if size <= 0:
+        return []
+    pending = stale_embeddings() if after is None else stale_embeddings().filter(pk__gt=after)
+    return list(pending.only(*_READ).order_by("id")[:size])
 
 
 def _text(document: MemoryDocument) -> str:

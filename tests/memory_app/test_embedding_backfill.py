@@ -1,10 +1,16 @@
 import io
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from memory_app.actors import actor_for
-from memory_app.embeddings import MiniLMBackend, document_text, embed_text, get_backend
+from memory_app.embeddings import (
+    MiniLMBackend,
+    ParallelEmbedder,
+    document_text,
+    embed_text,
+    get_backend,
+)
 from memory_app.models import MemoryDocument
 from memory_app.selectors.search import memory_search
 from memory_app.services.embedding_backfill import (
@@ -56,15 +62,71 @@ def test_the_command_reports_what_it_did():
     assert not MemoryDocument.objects.filter(embedding__isnull=True).exists()
 
 
-def test_the_command_reembeds_in_batches_with_progress():
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_command_reembeds_in_batches_with_progress(workers):
     store = WorkspaceStoreFactory()
-    for n in range(5):
+    documents = [
         _without_embedding(store, f"n{n}", f"Note number {n} about {'long ' * n}things")
+        for n in range(5)
+    ]
     out = io.StringIO()
-    call_command("memory_embed", "--batch-size", "2", stdout=out)
+    call_command("memory_embed", "--batch-size", "2", "--workers", workers, stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[:3] == ["embedded 2 of 5", "embedded 4 of 5", "embedded 5 of 5"]
     assert lines[-1] == "embedded 5 documents"
+    for document in documents:
+        document.refresh_from_db()
+        alone = embed_text(document_text(document.title, "", document.content))
+        assert float(alone @ document.embedding) > 0.999
+
+
+def test_the_command_refuses_no_workers():
+    with pytest.raises(CommandError, match="--workers must be at least 1"):
+        call_command("memory_embed", "--workers", "0", stdout=io.StringIO())
+
+
+def test_a_model_failure_keeps_the_batches_written_before_it(monkeypatch):
+    store = WorkspaceStoreFactory()
+    for n in range(4):
+        _without_embedding(store, f"n{n}", f"Note {n} on disk usage")
+    backend = get_backend()
+    calls = []
+
+    def failing_on_the_second_batch(texts):
+        calls.append(texts)
+        if len(calls) == 2:
+            raise RuntimeError("the model failed")
+        return MiniLMBackend.embed(backend, texts)
+
+    monkeypatch.setattr(backend, "embed", failing_on_the_second_batch)
+    with pytest.raises(RuntimeError, match="the model failed"):
+        embeddings_backfill(batch_size=2, workers=2)
+    # The first batch is stored; the second waits for the next run.
+    assert MemoryDocument.objects.filter(embedding__isnull=True).count() == 2
+    monkeypatch.undo()
+    assert embeddings_backfill(batch_size=2) == 2
+    assert not MemoryDocument.objects.filter(embedding__isnull=True).exists()
+
+
+def test_parallel_embedding_gives_each_text_its_own_vector_in_order():
+    subjects = [
+        "Kafka consumer lag on the orders topic",
+        "Redis evictions after the memory limit change",
+        "TLS handshakes failing after a certificate renewal",
+        "DNS lookups timing out on the build agents",
+        "Postgres replication lag past the alert",
+        "A cron job that runs twice after a node drain",
+        "Disk filling up with write-ahead log segments",
+        "The readiness probe failing on slow starts",
+    ]
+    # Of many lengths, so the texts are split into parts by length, not in order.
+    texts = [f"{subject}. {'More detail follows. ' * n}" for n in range(5) for subject in subjects]
+    with ParallelEmbedder(get_backend(), workers=2) as embedder:
+        vectors = embedder.submit(texts).result()
+    alone = get_backend().embed(texts)
+    assert vectors.shape == alone.shape == (40, 384)
+    assert ((vectors * alone).sum(axis=1) > 0.999).all()
+    assert ((vectors @ alone.T).argmax(axis=1) == range(40)).all()
 
 
 def test_batches_embed_each_text_as_it_would_alone():

@@ -1,5 +1,6 @@
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from memory_app.embeddings import usable_cores
 from memory_app.services.embedding_backfill import embeddings_backfill
 
 
@@ -9,12 +10,25 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=64)
         parser.add_argument("--limit", type=int, default=None, help="Stop after this many.")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=usable_cores(),
+            help="Threads running the model at once (default: one per usable core).",
+        )
 
     def handle(self, *args, **options):
+        for name in ("batch_size", "workers"):
+            if options[name] < 1:
+                raise CommandError(f"--{name.replace('_', '-')} must be at least 1.")
+
         def progress(done: int, total: int) -> None:
             self.stdout.write(f"embedded {done} of {total}")
 
         done = embeddings_backfill(
-            batch_size=options["batch_size"], limit=options["limit"], progress=progress
+            batch_size=options["batch_size"],
+            limit=options["limit"],
+            progress=progress,
+            workers=options["workers"],
         )
         self.stdout.write(f"embedded {done} documents")
