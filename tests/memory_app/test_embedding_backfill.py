@@ -1,4 +1,5 @@
 import io
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,6 +12,7 @@ from memory_app.embeddings import (
     embed_text,
     get_backend,
 )
+from memory_app.management.commands.memory_embed import _duration
 from memory_app.models import MemoryDocument
 from memory_app.selectors.search import memory_search
 from memory_app.services.embedding_backfill import (
@@ -72,7 +74,14 @@ def test_the_command_reembeds_in_batches_with_progress(workers):
     out = io.StringIO()
     call_command("memory_embed", "--batch-size", "2", "--workers", workers, stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[:3] == ["embedded 2 of 5", "embedded 4 of 5", "embedded 5 of 5"]
+    assert [line.split(" (")[0] for line in lines[:3]] == [
+        "embedded 2 of 5",
+        "embedded 4 of 5",
+        "embedded 5 of 5",
+    ]
+    # Each line says how fast it goes and how long is left.
+    assert re.fullmatch(r"embedded 2 of 5 \(\d+ documents/s, \d+ s left\)", lines[0])
+    assert lines[2].endswith(", 0 s left)")
     assert lines[-1] == "embedded 5 documents"
     for document in documents:
         document.refresh_from_db()
@@ -214,3 +223,11 @@ def test_a_document_changed_after_it_was_read_keeps_its_newer_state():
     assert embeddings_write([stale], get_backend().embed(["x"]), get_backend().model_id) == 0
     document.refresh_from_db()
     assert document.embedding is None
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [(0.4, "0 s"), (45, "45 s"), (59.6, "1 min"), (725, "12 min"), (7500, "2 h 5 min")],
+)
+def test_the_time_left_reads_as_a_person_says_it(seconds, said):
+    assert _duration(seconds) == said

@@ -1,3 +1,5 @@
+import time
+
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_app.embeddings import usable_cores
@@ -22,8 +24,14 @@ class Command(BaseCommand):
             if options[name] < 1:
                 raise CommandError(f"--{name.replace('_', '-')} must be at least 1.")
 
+        started = time.monotonic()
+
         def progress(done: int, total: int) -> None:
-            self.stdout.write(f"embedded {done} of {total}")
+            rate = done / max(time.monotonic() - started, 1e-6)
+            self.stdout.write(
+                f"embedded {done} of {total} ({rate:.0f} documents/s, "
+                f"{_duration((total - done) / rate)} left)"
+            )
 
         done = embeddings_backfill(
             batch_size=options["batch_size"],
@@ -32,3 +40,14 @@ class Command(BaseCommand):
             workers=options["workers"],
         )
         self.stdout.write(f"embedded {done} documents")
+
+
+def _duration(seconds: float) -> str:
+    """A remaining time as a person reads it: "45 s", "12 min", "2 h 5 min"."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
