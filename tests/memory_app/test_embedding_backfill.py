@@ -12,7 +12,7 @@ from memory_app.embeddings import (
     embed_text,
     get_backend,
 )
-from memory_app.management.commands.memory_embed import _duration
+from memory_app.management.commands.memory_embed import readable_duration
 from memory_app.models import MemoryDocument
 from memory_app.selectors.search import memory_search
 from memory_app.services.embedding_backfill import (
@@ -230,4 +230,4 @@ def test_a_document_changed_after_it_was_read_keeps_its_newer_state():
     [(0.4, "0 s"), (45, "45 s"), (59.6, "1 min"), (725, "12 min"), (7500, "2 h 5 min")],
 )
 def test_the_time_left_reads_as_a_person_says_it(seconds, said):
-    assert _duration(seconds) == said
+    assert readable_duration(seconds) == said

@@ -30,7 +30,7 @@ class Command(BaseCommand):
             rate = done / max(time.monotonic() - started, 1e-6)
             self.stdout.write(
                 f"embedded {done} of {total} ({rate:.0f} documents/s, "
-                f"{_duration((total - done) / rate)} left)"
+                f"{readable_duration((total - done) / rate)} left)"
             )
 
         done = embeddings_backfill(
@@ -42,7 +42,7 @@ class Command(BaseCommand):
         self.stdout.write(f"embedded {done} documents")
 
 
-def _duration(seconds: float) -> str:
+def readable_duration(seconds: float) -> str:
     """A remaining time as a person reads it: "45 s", "12 min", "2 h 5 min"."""
     seconds = round(seconds)
     if seconds < 60:
