@@ -6,7 +6,10 @@ Loads N realistic documents (with real embeddings) into one conversation
 store through bulk inserts, then times memory_remember over the HTTP stack
 (Django test client, token auth, headers) and the service on its own.
 
-The per-run write cap stays at its default and each run of the agent
+The loaded documents are another principal's, written before the run
+and counted by the planner's statistics, as after `memory_import`; the
+agent's quota then counts its own writes only. The per-run write cap
+stays at its default and each run of the agent
 makes that many writes, as agent runs do, so the quota counts what it
 would in service. Only the per-minute rate is lifted: one serial writer
 goes faster than an agent is allowed to. The memories are drawn from a
@@ -43,15 +46,18 @@ def main() -> None:
     from memory_app.services.conversations import conversation_open
     from memory_app.services.principals import api_key_issue, principal_upsert
     from memory_app.services.remember import RememberInput, memory_remember
+    from memory_app.services.statistics import statistics_refresh
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     settings.MEMORY_RATE_LIMIT_PER_MINUTE = 10**9
     settings.MEMORY_API_WRITE_RATE = "1000000/minute"
     agent = principal_upsert(username="bench-agent", service_account=True)
+    loader = principal_upsert(username="bench-loader")
     conversation = conversation_open(user=agent, external_id="bench-conversation")
     rng = random.Random(7)
     placements = [(conversation.store, "agent_draft")] * args.documents
-    load_seconds = bulk_load(placements, agent, rng)
+    load_seconds = bulk_load(placements, loader, rng)
+    statistics_refresh()
     print(f"loaded {args.documents} documents with embeddings in {load_seconds:.1f} s")
 
     client = APIClient()

@@ -3,6 +3,7 @@ import re
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from memory_app.actors import actor_for
 from memory_app.embeddings import (
@@ -231,3 +232,27 @@ def test_a_document_changed_after_it_was_read_keeps_its_newer_state():
 )
 def test_the_time_left_reads_as_a_person_says_it(seconds, said):
     assert readable_duration(seconds) == said
+
+
+def _missing_vectors_share() -> float:
+    """The share of documents without a vector, as the planner's statistics say."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT null_frac FROM pg_stats WHERE tablename = %s AND attname = 'embedding'",
+            [MemoryDocument._meta.db_table],
+        )
+        return cursor.fetchone()[0]
+
+
+def test_the_command_leaves_the_planner_counting_the_new_vectors():
+    store = WorkspaceStoreFactory()
+    for n in range(6):
+        _without_embedding(store, f"n{n}", f"Note {n} on disk usage")
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {MemoryDocument._meta.db_table}")
+    assert _missing_vectors_share() > 0.5
+    call_command("memory_embed", stdout=io.StringIO())
+    # Counted again at once: the duplicate check and the semantic list then
+    # plan on the HNSW index, which they would not while the statistics say
+    # that no document has a vector.
+    assert _missing_vectors_share() == 0.0

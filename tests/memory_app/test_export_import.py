@@ -185,6 +185,28 @@ def test_a_malformed_review_decision_is_refused_whole(world):
     assert not MemoryDocument.objects.exists()
 
 
+def _counted_rows(model) -> float:
+    """The table's row count as the planner's statistics give it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [model._meta.db_table]
+        )
+        return cursor.fetchone()[0]
+
+
+def test_an_import_leaves_the_planner_counting_what_it_wrote(world, tmp_path):
+    path = tmp_path / "memory.jsonl"
+    call_command("memory_export", "--output", str(path))
+    wipe_memory()
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {MemoryDocument._meta.db_table}")
+    assert _counted_rows(MemoryDocument) == 0
+    call_command("memory_import", str(path), stdout=io.StringIO())
+    # Counted again at once, not when autovacuum next gets to it, so the
+    # first writes after an import plan their duplicate check on the index.
+    assert _counted_rows(MemoryDocument) == MemoryDocument.objects.count() > 0
+
+
 @pytest.mark.parametrize(
     "text",
     [

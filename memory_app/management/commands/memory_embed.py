@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_app.embeddings import usable_cores
 from memory_app.services.embedding_backfill import embeddings_backfill
+from memory_app.services.statistics import statistics_refresh
 
 
 class Command(BaseCommand):
@@ -39,6 +40,8 @@ class Command(BaseCommand):
             progress=progress,
             workers=options["workers"],
         )
+        if done:
+            statistics_refresh()
         self.stdout.write(f"embedded {done} documents")
 
 

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_app.errors import InvalidInput
 from memory_app.services.importing import MODES, memory_import
+from memory_app.services.statistics import statistics_refresh
 
 
 class Command(BaseCommand):
@@ -40,6 +41,8 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         except InvalidInput as error:
             raise CommandError(error.detail) from error
+        if report.created or report.overwritten:
+            statistics_refresh()
         self.stdout.write(
             f"created {report.created}, overwritten {report.overwritten}, "
             f"skipped {report.skipped}, review decisions {report.reviews}, "
