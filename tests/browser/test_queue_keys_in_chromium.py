@@ -6,7 +6,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from memory_app.models import DreamReviewItem, MemoryDocument
+from memory_app.models import DreamReviewItem, MemoryDocument, MemoryEvent
 from tests.factories import PASSWORD, UserFactory
 from tests.review_app.test_queue import propose
 
@@ -191,3 +191,24 @@ def test_without_javascript_enter_never_approves_and_reject_posts_at_once(
     expect(page.locator(".message")).to_contain_text("Item rejected.")
     assert status(first) == ("rejected", "Not for shared memory.")
     context.close()
+
+
+def test_approving_without_an_edit_applies_the_proposal_as_it_was(
+    login, live_server, agent, undo_seconds
+):
+    # Content opening with a blank line: a textarea drops the first line
+    # break after its tag, which made the approval an edit.
+    content = "\nRoll back the configmap.\nThen verify the error rate."
+    item_id = propose(agent, 7, content=content)
+    UserFactory(username="rita", reviewer=True)
+    page = login("rita", PASSWORD)
+    page.goto(f"{live_server.url}/queue/")
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    expect(page.locator(".toast")).to_contain_text("Item approved.")
+    assert status(item_id)[0] == "approved"
+    document = MemoryDocument.objects.get(store__slug="workspace_runbooks")
+    assert document.content == DreamReviewItem.objects.get(pk=item_id).proposed_content
+    assert document.content.startswith("\nRoll back")
+    event = MemoryEvent.objects.get(type="memory.promotion.approved")
+    assert event.payload["edited"] is False
