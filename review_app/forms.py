@@ -5,6 +5,7 @@ from django.conf import settings
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
+from memory_app.api.validation import text_problem
 from memory_app.dreams.kinds import KINDS
 from memory_app.models import DocState, DocType, GrantLevel, ReviewStatus, Scope, Trust
 from memory_app.services.authoring import AuthoredMetadata
@@ -19,6 +20,21 @@ def _blank_first(choices) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
 
+def refuse_control_characters(value: str) -> None:
+    """What the agent API refuses in text, refused in a form too: C0 and C1
+    control characters but tab and line breaks, and lone surrogates. Django
+    refuses only NUL; the others were stored from the pages and handed to
+    agents raw (an ESC starts a terminal's escape sequence)."""
+    if problem := text_problem(value):
+        raise forms.ValidationError(f"{problem} Only tabs and line breaks may be used.")
+
+
+class Text(forms.CharField):
+    """A CharField that refuses control characters (every text field of the pages)."""
+
+    default_validators = [refuse_control_characters]
+
+
 class ErrorTextMixin:
     def error_text(self) -> str:
         return " ".join(message for messages in self.errors.values() for message in messages)
@@ -26,12 +42,12 @@ class ErrorTextMixin:
 
 class DecisionForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(choices=ACTIONS)
-    note = forms.CharField(required=False, max_length=2000)
-    content = forms.CharField(required=False, max_length=100_000, strip=False)
+    note = Text(required=False, max_length=2000)
+    content = Text(required=False, max_length=100_000, strip=False)
 
     def clean(self):
         data = super().clean()
-        if data.get("action") == "reject" and not data.get("note"):
+        if data.get("action") == "reject" and not data.get("note") and "note" not in self.errors:
             raise forms.ValidationError("Say why when rejecting: the note is required.")
         return data
 
@@ -69,8 +85,8 @@ class QueueFilterForm(ErrorTextMixin, forms.Form):
         required=False, choices=[(tab.value, tab.label) for tab in QUEUE_TABS]
     )
     store = forms.SlugField(required=False, max_length=120, label="Target store")
-    proposer = forms.CharField(required=False, max_length=150)
-    run = forms.CharField(required=False, max_length=200)
+    proposer = Text(required=False, max_length=150)
+    run = Text(required=False, max_length=200)
     action = forms.ChoiceField(
         required=False, choices=_blank_first((action, action) for action in DECIDED_HERE)
     )
@@ -88,7 +104,7 @@ class CurateForm(ErrorTextMixin, forms.Form):
         choices=[(a, a) for a in ("rollback", "pin", "unpin", "tombstone", "restore")]
     )
     version = forms.IntegerField(required=False, min_value=1)
-    reason = forms.CharField(required=False, max_length=2000)
+    reason = Text(required=False, max_length=2000)
     confirm = forms.BooleanField(required=False)
 
     def clean(self):
@@ -99,27 +115,27 @@ class CurateForm(ErrorTextMixin, forms.Form):
 
 
 class RedactForm(ErrorTextMixin, forms.Form):
-    text = forms.CharField(max_length=20_000, strip=False)
+    text = Text(max_length=20_000, strip=False)
 
 
 class DeletionForm(ErrorTextMixin, forms.Form):
     action = forms.ChoiceField(choices=[("confirm", "confirm"), ("decline", "decline")])
-    note = forms.CharField(required=False, max_length=2000)
+    note = Text(required=False, max_length=2000)
 
 
 class BrowserFilterForm(ErrorTextMixin, forms.Form):
     """The memory browser's filters, all optional; read from the query string."""
 
-    q = forms.CharField(required=False, max_length=500, label="Search")
+    q = Text(required=False, max_length=500, label="Search")
     scope = forms.ChoiceField(required=False, choices=_blank_first(Scope.choices))
     store = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    prefix = forms.CharField(required=False, max_length=200, label="Path prefix")
+    prefix = Text(required=False, max_length=200, label="Path prefix")
     trust = forms.ChoiceField(required=False, choices=_blank_first(Trust.choices))
     state = forms.ChoiceField(required=False, choices=_blank_first(DocState.choices))
     doc_type = forms.ChoiceField(
         required=False, choices=_blank_first(DocType.choices), label="Type"
     )
-    tag = forms.CharField(required=False, max_length=64)
+    tag = Text(required=False, max_length=64)
 
     def clean_prefix(self) -> str:
         return self.cleaned_data["prefix"].strip().lstrip("/")
@@ -142,12 +158,12 @@ class MetadataFieldsMixin(forms.Form):
     """The metadata a person sets on a memory, validated by the same rules
     as an agent's memory_remember (the API's input types)."""
 
-    recall_hint = forms.CharField(required=False, max_length=1000, label="Recall when")
-    tags = forms.CharField(required=False, max_length=1400, help_text="Comma-separated.")
-    entity_namespace = forms.CharField(required=False, max_length=200, label="Namespace")
-    entity_service = forms.CharField(required=False, max_length=200, label="Service")
-    entity_environment = forms.CharField(required=False, max_length=200, label="Environment")
-    entity_resource = forms.CharField(required=False, max_length=200, label="Resource")
+    recall_hint = Text(required=False, max_length=1000, label="Recall when")
+    tags = Text(required=False, max_length=1400, help_text="Comma-separated.")
+    entity_namespace = Text(required=False, max_length=200, label="Namespace")
+    entity_service = Text(required=False, max_length=200, label="Service")
+    entity_environment = Text(required=False, max_length=200, label="Environment")
+    entity_resource = Text(required=False, max_length=200, label="Resource")
     importance = forms.IntegerField(required=False, min_value=0, max_value=10)
     expires_at = forms.DateTimeField(required=False, label="Expires")
     # Left out of a form: the edit keeps the head's evidence.
@@ -236,14 +252,14 @@ class MemoryForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
     """A person adding a memory: on a system card, in My memories, or (a
     reviewer) in a workspace store from the browser."""
 
-    title = forms.CharField(required=False, max_length=300, help_text=TITLE_HINT)
-    content = forms.CharField(strip=False)
-    path = forms.CharField(required=False, max_length=200)
+    title = Text(required=False, max_length=300, help_text=TITLE_HINT)
+    content = Text(strip=False)
+    path = Text(required=False, max_length=200)
     doc_type = forms.ChoiceField(
         required=False, choices=DocType.choices, initial=DocType.FACT, label="Type"
     )
     # Parsed in clean(); declared so that its errors are named under it.
-    source_refs = forms.CharField(required=False, strip=False, label="Source refs")
+    source_refs = Text(required=False, strip=False, label="Source refs")
     with_source_refs = True
 
     def author_kwargs(self) -> dict:
@@ -263,8 +279,8 @@ class MemoryActionForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
     )
-    title = forms.CharField(required=False, max_length=300, help_text=TITLE_HINT)
-    content = forms.CharField(required=False, strip=False)
+    title = Text(required=False, max_length=300, help_text=TITLE_HINT)
+    content = Text(required=False, strip=False)
     confirm = forms.BooleanField(required=False)
     metadata_optional = True
 
@@ -280,8 +296,8 @@ class UsageFilterForm(ErrorTextMixin, forms.Form):
         required=False,
         choices=[("runs", "runs"), ("documents", "documents"), ("unused", "never used")],
     )
-    run = forms.CharField(required=False, max_length=200)
-    conversation = forms.CharField(required=False, max_length=200)
+    run = Text(required=False, max_length=200)
+    conversation = Text(required=False, max_length=200)
 
 
 EVENT_TYPES = (
@@ -311,7 +327,7 @@ class EventFilterForm(ErrorTextMixin, forms.Form):
 
 class GrantForm(ErrorTextMixin, forms.Form):
     system_slug = forms.SlugField(max_length=100, label="System")
-    team = forms.CharField(max_length=150)
+    team = Text(max_length=150)
     level = forms.ChoiceField(choices=GrantLevel.choices)
 
 
@@ -322,7 +338,7 @@ class TeamPolicyForm(ErrorTextMixin, forms.Form):
 
 class WebhookForm(ErrorTextMixin, forms.Form):
     url = forms.URLField(label="HTTPS URL", max_length=500, assume_scheme="https")
-    event_types = forms.CharField(
+    event_types = Text(
         label="Event types",
         max_length=1000,
         help_text="Comma-separated: memory.write.blocked, memory.promotion.*, or * for all.",

@@ -198,3 +198,27 @@ def test_someone_who_may_not_write_gets_403_before_any_form_error(client, card):
     assert client.post("/systems/ledger/add", {"content": ""}).status_code == 403
     edit = {"action": "edit", "title": "x" * 400, "content": ""}
     assert client.post(f"/systems/ledger/{note.pk}/", edit).status_code == 403
+
+
+@pytest.mark.parametrize("field", ["title", "content", "tags", "source_refs"])
+def test_a_control_character_is_refused_in_the_field_that_holds_it(client, card, manager, field):
+    store, _ = card
+    client.force_login(manager)
+    form = {"title": "Colours", "content": "Deploys print colours.", "path": "ci/colours"}
+    form[field] = "ctl\x01\x07\x1b[31mred" if field != "source_refs" else "incident \x1bINC-1"
+    response = client.post("/systems/ledger/add", form)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert f'id="id_{field}-error"' in html or f'-{field}-error"' in html
+    assert "Control character U+00" in html and "Only tabs and line breaks may be used." in html
+    # What was typed stays in the form to be corrected; nothing is stored.
+    assert not MemoryDocument.objects.filter(store=store, path="ci/colours").exists()
+
+
+def test_tabs_and_line_breaks_are_kept(client, card, manager):
+    store, _ = card
+    client.force_login(manager)
+    content = "Steps:\r\n\t1. drain the node\n\t2. restart"
+    client.post("/systems/ledger/add", {"title": "Drain", "content": content, "path": "ops/drain"})
+    stored = MemoryDocument.objects.get(store=store, path="ops/drain").content
+    assert stored.replace("\r\n", "\n") == content.replace("\r\n", "\n")

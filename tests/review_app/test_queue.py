@@ -136,6 +136,31 @@ def test_rejecting_needs_a_note(client, reviewer, agent):
     assert DreamReviewItem.objects.get(pk=item_id).status == "rejected"
 
 
+@pytest.mark.parametrize(
+    "decision",
+    [
+        {"action": "approve", "content": "Roll back \x1b[31mnow\x1b[0m."},
+        {"action": "reject", "note": "dup\x07licate"},
+    ],
+)
+def test_a_control_character_in_a_decision_is_refused(client, reviewer, agent, decision):
+    item_id = propose(agent)
+    client.force_login(reviewer)
+    client.post(f"/queue/{item_id}/decide", decision)
+    assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
+    page = client.get("/queue/").content.decode()
+    assert "Control character U+00" in page and "Only tabs and line breaks may be used." in page
+
+
+def test_a_too_long_reject_note_is_not_also_called_missing(client, reviewer, agent):
+    item_id = propose(agent)
+    client.force_login(reviewer)
+    client.post(f"/queue/{item_id}/decide", {"action": "reject", "note": "x" * 2001})
+    page = client.get("/queue/").content.decode()
+    assert "at most 2000 characters" in page and "the note is required" not in page
+    assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
+
+
 def test_a_blocked_edit_is_reported_and_nothing_changes(client, reviewer, agent):
     item_id = propose(agent)
     client.force_login(reviewer)
