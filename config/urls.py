@@ -4,13 +4,18 @@ from django.urls import include, path
 
 from memory_app.observability.views import metrics, readyz
 from memory_app.views import healthz
+from review_app.forms import LoginForm
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
     path("api/v1/", include("memory_app.api.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=LoginForm),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("review_app.urls")),

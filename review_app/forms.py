@@ -2,6 +2,7 @@ import uuid
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.forms import AuthenticationForm
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
@@ -346,3 +347,16 @@ class WebhookForm(ErrorTextMixin, forms.Form):
 
     def clean_event_types(self) -> list[str]:
         return [t.strip() for t in self.cleaned_data["event_types"].split(",") if t.strip()]
+
+
+class LoginForm(AuthenticationForm):
+    """Django's sign-in form, refusing a username longer than any account's
+    before it is checked. The lockout (django-axes) records each failed
+    name, and one longer than its column was a 500 instead of the usual
+    "did not match"."""
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        if len(username) > (self.username_field.max_length or 150):
+            raise self.get_invalid_login_error()
+        return super().clean()

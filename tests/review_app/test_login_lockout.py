@@ -47,3 +47,10 @@ def test_a_success_before_the_limit_resets_the_count(client, owner, settings):
     _login(client, "wrong")
     _login(client, "wrong")
     assert _login(client, PASSWORD).status_code == 302
+
+
+def test_a_username_longer_than_any_account_is_a_plain_failed_login(client, owner):
+    response = _login(client, "wrong", username="U" * 256)
+    assert response.status_code == 200
+    assert "Your username and password didn" in response.content.decode()
+    assert _login(client, PASSWORD).status_code == 302
