@@ -125,6 +125,14 @@ def test_edit_then_approve_applies_the_edit(client, reviewer, agent):
     )
 
 
+def test_a_filter_matching_nothing_says_so_while_items_wait(client, reviewer, agent):
+    propose(agent)
+    client.force_login(reviewer)
+    page = client.get("/queue/?status=pending&store=nosuch").content.decode()
+    assert "No pending items match these filters." in page
+    assert "Nothing to review" not in page
+
+
 def test_rejecting_needs_a_note(client, reviewer, agent):
     item_id = propose(agent)
     client.force_login(reviewer)
