@@ -38,7 +38,16 @@ class Text(forms.CharField):
 
 class ErrorTextMixin:
     def error_text(self) -> str:
-        return " ".join(message for messages in self.errors.values() for message in messages)
+        """Every error in one line, each field's named by its label ("Note: …")."""
+        return " ".join(
+            message if name == forms.forms.NON_FIELD_ERRORS else f"{self._label(name)}: {message}"
+            for name, messages in self.errors.items()
+            for message in messages
+        )
+
+    def _label(self, name: str) -> str:
+        field = self.fields.get(name)
+        return str(field.label) if field and field.label else name.replace("_", " ").capitalize()
 
 
 class DecisionForm(ErrorTextMixin, forms.Form):

@@ -145,19 +145,27 @@ def test_rejecting_needs_a_note(client, reviewer, agent):
 
 
 @pytest.mark.parametrize(
-    "decision",
+    ("decision", "said"),
     [
-        {"action": "approve", "content": "Roll back \x1b[31mnow\x1b[0m."},
-        {"action": "reject", "note": "dup\x07licate"},
+        (
+            {"action": "approve", "content": "Roll back \x1b[31mnow."},
+            "Content: Control character U+001B at position 10.",
+        ),
+        (
+            {"action": "reject", "note": "dup\x07licate"},
+            "Note: Control character U+0007 at position 3.",
+        ),
     ],
 )
-def test_a_control_character_in_a_decision_is_refused(client, reviewer, agent, decision):
+def test_a_control_character_in_a_decision_is_refused_naming_the_field(
+    client, reviewer, agent, decision, said
+):
     item_id = propose(agent)
     client.force_login(reviewer)
     client.post(f"/queue/{item_id}/decide", decision)
     assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
     page = client.get("/queue/").content.decode()
-    assert "Control character U+00" in page and "Only tabs and line breaks may be used." in page
+    assert f"{said} Only tabs and line breaks may be used." in page
 
 
 def test_a_too_long_reject_note_is_not_also_called_missing(client, reviewer, agent):
