@@ -9,10 +9,10 @@ store through bulk inserts, then times memory_remember over the HTTP stack
 The loaded documents are another principal's, written before the run
 and counted by the planner's statistics, as after `memory_import`; the
 agent's quota then counts its own writes only. The per-run write cap
-stays at its default and each run of the agent
-makes that many writes, as agent runs do, so the quota counts what it
-would in service. Only the per-minute rate is lifted: one serial writer
-goes faster than an agent is allowed to. The memories are drawn from a
+stays at its default and each run of the agent makes that many writes,
+as agent runs do, so the quota counts what it would in service. Only the
+per-minute rate is lifted: one serial writer goes faster than an agent
+is allowed to. The memories are drawn from a
 few thousand combinations of service, symptom and fix, so at 10,000
 documents most writes merge into a near-duplicate; the outcomes are
 printed beside the figures.
