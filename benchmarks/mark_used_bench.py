@@ -9,8 +9,8 @@ call, as an agent marks the memories a turn used. Prints the call's
 latency and that of its UPDATE of the documents' counts alone, how many
 of the row updates were heap-only (HOT: the new row version stayed on its
 page, so no index got an entry) and how the table and its HNSW index
-grew. `--fillfactor` sets the documents table's fill
-factor before the load, to compare with the migrations' setting (75).
+grew. `--fillfactor` sets the documents table's fill factor before the
+load, to compare with the migrations' setting (75).
 """
 
 import argparse

@@ -116,10 +116,8 @@ class MiniLMBackend:
         """Batches of similar length, so a batch is padded to little more than its texts."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+        for chunk in by_length(texts, self._batch_size):
             out[chunk] = self._embed_batch([texts[i] for i in chunk])
         return out
 
@@ -144,6 +142,13 @@ def get_backend() -> EmbeddingBackend:
     return MiniLMBackend(
         threads=settings.MEMORY_EMBEDDING_THREADS, integer=not settings.MEMORY_EMBEDDING_FLOAT32
     )
+
+
+def by_length(texts: Sequence[str], size: int) -> list[list[int]]:
+    """The texts' indexes in runs of `size`, shortest texts first, so a run
+    of texts batched together is padded to little more than its longest."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[start : start + size] for start in range(0, len(order), size)]
 
 
 def usable_cores() -> int:
@@ -178,11 +183,10 @@ class ParallelEmbedder:
 
     def submit(self, texts: Sequence[str]) -> "EmbeddedBatch":
         """Start embedding `texts`; the result holds one row per text, in order."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        parts = []
-        for start in range(0, len(order), PARALLEL_CHUNK):
-            chunk = order[start : start + PARALLEL_CHUNK]
-            parts.append((chunk, self._pool.submit(self.backend.embed, [texts[i] for i in chunk])))
+        parts = [
+            (chunk, self._pool.submit(self.backend.embed, [texts[i] for i in chunk]))
+            for chunk in by_length(texts, PARALLEL_CHUNK)
+        ]
         return EmbeddedBatch(len(texts), self.backend.dimensions, parts)
 
     def __enter__(self) -> "ParallelEmbedder":

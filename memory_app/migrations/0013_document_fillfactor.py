@@ -6,10 +6,10 @@ one of its rows. An update that changes no indexed column (a hit count
 and its last use from memory_mark_used, an importance, a trust level) then
 cannot stay on its page: PostgreSQL writes the new version elsewhere and
 adds it to every index of the table, where a heap-only (HOT) update adds
-it to none. With a quarter of each page kept
-free the new version fits beside the old one (docs/benchmarks.md, "Room
-for a row's next version"). The setting applies to pages written from now
-on; existing pages gain the room as they are rewritten (VACUUM FULL).
+it to none. With a quarter of each page kept free the new version fits
+beside the old one (docs/benchmarks.md, "Room for a row's next
+version"). The setting applies to pages written from now on; existing
+pages gain the room as they are rewritten (VACUUM FULL).
 """
 
 from django.db import migrations
