@@ -3,6 +3,7 @@ import uuid
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import NON_FIELD_ERRORS
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
@@ -40,7 +41,7 @@ class ErrorTextMixin:
     def error_text(self) -> str:
         """Every error in one line, each field's named by its label ("Note: …")."""
         return " ".join(
-            message if name == forms.forms.NON_FIELD_ERRORS else f"{self._label(name)}: {message}"
+            message if name == NON_FIELD_ERRORS else f"{self._label(name)}: {message}"
             for name, messages in self.errors.items()
             for message in messages
         )
