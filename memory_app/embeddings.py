@@ -215,6 +215,13 @@ def embed_text(text: str) -> np.ndarray:
     return get_backend().embed([text])[0]
 
 
+def vector_literal(vector: Sequence[float]) -> str:
+    """A query vector as pgvector's text, to seven significant digits: a
+    cosine distance moves by well under a millionth, and the literal is
+    half as long as Python's shortest exact repr."""
+    return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
+
+
 def document_text(title: str, recall_hint: str, content: str) -> str:
     """What a document's embedding is computed from (head or version alike)."""
     return "\n".join(part for part in (title, recall_hint, content) if part)

@@ -442,7 +442,10 @@ class MemoryVersion(models.Model):
     actor and time, so a history rewritten without the key shows.
     """
 
-    document = models.ForeignKey(MemoryDocument, on_delete=models.PROTECT, related_name="versions")
+    # No index of its own: the unique (document, version) serves it.
+    document = models.ForeignKey(
+        MemoryDocument, on_delete=models.PROTECT, related_name="versions", db_index=False
+    )
     version = models.PositiveIntegerField()
     change = models.CharField(max_length=20, choices=ChangeKind.choices)
     title = models.CharField(max_length=300)
@@ -459,12 +462,14 @@ class MemoryVersion(models.Model):
         blank=True,
         help_text="The head's other fields after this change (doc_type, trust, state, tags, …).",
     )
+    # No index of its own: version_author_time leads with it.
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
+        db_index=False,
     )
     author_name = models.CharField(max_length=150, help_text="The actor as hashed in the chain.")
     on_behalf_of = models.ForeignKey(
@@ -488,8 +493,9 @@ class MemoryVersion(models.Model):
             models.CheckConstraint(condition=Q(version__gte=1), name="version_positive"),
         ]
         indexes = [
-            # The write quotas count an author's versions per run and per minute.
-            models.Index(fields=["author", "run_id"], name="version_author_run"),
+            # The write quotas count an author's versions per run and per
+            # minute. The run's count reads by run (policy._write_counts).
+            models.Index(fields=["run_id", "author"], name="version_run_author"),
             models.Index(fields=["author", "created_at"], name="version_author_time"),
         ]
 
@@ -729,8 +735,9 @@ class DreamReviewItem(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "created_at"], name="reviewitem_queue"),
-            # The write quotas count an agent's requests per run and per minute.
-            models.Index(fields=["proposed_by", "run_id"], name="reviewitem_proposer_run"),
+            # The write quotas count an agent's requests per run and per
+            # minute. The run's count reads by run (policy._write_counts).
+            models.Index(fields=["run_id", "proposed_by"], name="reviewitem_run_proposer"),
             models.Index(fields=["proposed_by", "created_at"], name="reviewitem_proposer_time"),
         ]
 

@@ -38,7 +38,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
-from memory_app.embeddings import get_backend
+from memory_app.embeddings import get_backend, vector_literal
 from memory_app.models import DocumentTerms, MemoryDocument
 from memory_app.selectors.sql import loaded
 from memory_app.selectors.term_statistics import term_statistics
@@ -173,7 +173,7 @@ def gather(
         )
     except EmptyResultSet:
         return []
-    vector_text = _vector_literal(vector) if vector is not None else None
+    vector_text = vector_literal(vector) if vector is not None else None
     ctes: list[str] = []
     params: list = []
     lists: list[str] = []
@@ -403,10 +403,6 @@ def _window_condition(window: Window) -> tuple[str, list]:
         window.start,
         window.end,
     ]
-
-
-def _vector_literal(vector: list[float]) -> str:
-    return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
 
 
 def moment_in(window: Window | None, *moments: datetime) -> bool:

@@ -28,6 +28,7 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
+from memory_app.services.locked_head import head_locked_at, head_locked_by_id
 from memory_app.services.titles import title_from_content
 from memory_app.services.versions import SourceRef, head_source_refs
 
@@ -134,7 +135,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     # per write, and no written document without its event.
     with transaction.atomic():
         check_write_quota(actor)
-        result = _write(actor, store, path, data, embedding, version_kwargs, (found, values))
+        result = _write(actor, store, path, data, embedding, version_kwargs, found)
         if result.document.embedding is None:
             _embed_later(result.document)
         event_record(
@@ -176,20 +177,19 @@ def _head_fields(data: RememberInput, store: MemoryStore, values: dict) -> dict:
     return {**fields, "source_refs": list(values["source_refs"])}
 
 
-def _write(actor, store, path, data, embedding, version_kwargs, read) -> WriteResult:
+def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteResult:
     """Update the document at `path`, else a near-duplicate, else create one.
 
-    `read` is the document found at `path` before the transaction (or None)
-    with the fields resolved against it. A path found empty is not read
-    again: if a concurrent writer takes it first, the insert says so.
+    `found` is the document read at `path` before the transaction (or
+    None). A path found empty is not read again: if a concurrent writer
+    takes it first, the insert says so.
     """
-    found, values = read
-    existing = _locked(store, path) if found is not None else None
+    head = head_locked_at(store.pk, path) if found is not None else None
     outcome = "updated"
-    if existing is None:
+    if head is None:
         duplicate = near_duplicate(store, content=data.content, embedding=embedding)
         if duplicate is not None:
-            existing = _own(MemoryDocument.objects.select_for_update().get(pk=duplicate.pk), store)
+            head = head_locked_by_id(duplicate)
             outcome = "deduplicated"
         else:
             document = document_insert(
@@ -203,12 +203,9 @@ def _write(actor, store, path, data, embedding, version_kwargs, read) -> WriteRe
             if document is not None:
                 return WriteResult(document, "created")
             # A concurrent writer created the path first: update theirs.
-            existing = _locked(store, path)
-    # Source refs belong to a version: while the head's version has not
-    # moved since the read before the transaction, its refs are those read.
-    unmoved = found is not None and found.pk == existing.pk and found.version == existing.version
-    refs = list(values["source_refs"]) if unmoved else None
-    fields = _head_fields(data, store, data.resolved(existing, head_refs=refs))
+            head = head_locked_at(store.pk, path)
+    existing = _own(head.document, store)
+    fields = _head_fields(data, store, data.resolved(existing, head_refs=head.refs))
     source_refs = fields.pop("source_refs")
     changed = head_update(
         existing,
@@ -217,6 +214,7 @@ def _write(actor, store, path, data, embedding, version_kwargs, read) -> WriteRe
         fields=fields,
         embedding=embedding,
         source_refs=source_refs,
+        previous=head.link,
         **version_kwargs,
     )
     return WriteResult(existing, outcome if changed else "unchanged")
@@ -226,11 +224,6 @@ def _embed_later(document: MemoryDocument) -> None:
     from memory_app.tasks import embed_document
 
     transaction.on_commit(lambda: embed_document.delay(str(document.pk)))
-
-
-def _locked(store, path) -> MemoryDocument | None:
-    document = MemoryDocument.objects.select_for_update().filter(store=store, path=path).first()
-    return document and _own(document, store)
 
 
 def _own(document: MemoryDocument, store: MemoryStore) -> MemoryDocument:

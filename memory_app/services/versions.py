@@ -18,6 +18,14 @@ class SourceRef:
     ref: str
 
 
+@dataclass(frozen=True)
+class ChainLink:
+    """A version's hashes: what the next version's chain is computed from."""
+
+    sha256: str
+    chain_sha256: str
+
+
 def version_source_refs(*, document_id, version: int) -> list[SourceRef]:
     """The evidence recorded with one version of a document, in order."""
     refs = MemorySourceRef.objects.filter(
@@ -29,6 +37,22 @@ def version_source_refs(*, document_id, version: int) -> list[SourceRef]:
 def head_source_refs(document: MemoryDocument) -> list[SourceRef]:
     """The head version's evidence: what a write that sends none keeps."""
     return version_source_refs(document_id=document.pk, version=document.version)
+
+
+def link_below(document_id, version: int) -> ChainLink | None:
+    """The hashes of the document's newest version numbered below `version`."""
+    found = (
+        MemoryVersion.objects.filter(document_id=document_id, version__lt=version)
+        .order_by("-version")
+        .values_list("sha256", "chain_sha256")
+        .first()
+    )
+    return found and ChainLink(*found)
+
+
+def head_link(document: MemoryDocument) -> ChainLink | None:
+    """The hashes of the head's version: what the next version chains to."""
+    return link_below(document.pk, document.version + 1)
 
 
 def head_metadata(document: MemoryDocument) -> dict:
@@ -56,22 +80,19 @@ def version_append(
     source_refs: Iterable[SourceRef] = (),
     scanner_version: str = "",
     findings: list | None = None,
+    previous: ChainLink | None = None,
 ) -> MemoryVersion:
     """Record the document's current head as its version `document.version`.
 
     The caller holds the document's row lock and has already moved the head;
     this writes the matching history row, chained to the one before it, and
-    its source refs. Must run inside the caller's transaction.
+    its source refs. `previous` is that version's link when the caller read
+    it with the lock (locked_head.py); else it is read here. Must run inside
+    the caller's transaction.
     """
     # A first version has nothing before it: no statement to find out.
-    previous = (
-        MemoryVersion.objects.filter(document=document, version__lt=document.version)
-        .order_by("-version")
-        .only("sha256", "chain_sha256")
-        .first()
-        if document.version > 1
-        else None
-    )
+    if previous is None and document.version > 1:
+        previous = link_below(document.pk, document.version)
     created_at = timezone.now()
     author_name = author.get_username() if author is not None else SYSTEM_ACTOR
     key = chain_key_current()

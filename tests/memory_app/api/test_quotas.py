@@ -1,6 +1,10 @@
 """Per-run write caps and per-minute rates for service accounts."""
 
+import json
+
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tests.memory_app.api.conftest import remember_body
 
@@ -34,6 +38,32 @@ def test_the_per_minute_rate_applies_across_runs(tools, settings):
     refused = _write(tools.with_headers(**{"X-Memory-Run": "c"}), 2)
     assert refused.status_code == 429
     assert 1 <= int(refused["Retry-After"]) <= 61
+
+
+def test_a_runs_writes_are_counted_without_reading_the_agents_other_runs(tools):
+    """Statistics taken before an agent's first write put its rows at one;
+    the run's count must still read the run's rows only, not every write
+    the agent made in other runs (the quota ran slower with each write)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_app_memoryversion")
+    for n in range(12):
+        assert _write(tools.with_headers(**{"X-Memory-Run": f"earlier-{n}"}), n).status_code == 201
+    with CaptureQueriesContext(connection) as queries:
+        assert _write(tools.with_headers(**{"X-Memory-Run": "now"}), 99).status_code == 201
+    (statement,) = [q["sql"] for q in queries.captured_queries if "run_id =" in q["sql"]]
+    with connection.cursor() as cursor:
+        # A table this small is read whole; priced out, only the indexes compete.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    assert _rows_read_and_dropped(plan[0]["Plan"]) == 0
+
+
+def _rows_read_and_dropped(node: dict) -> int:
+    """Rows a plan read and then filtered out, over all its nodes."""
+    dropped = node.get("Rows Removed by Filter", 0)
+    return dropped + sum(_rows_read_and_dropped(child) for child in node.get("Plans", []))
 
 
 def test_people_are_not_capped(caller_for, owner, settings):

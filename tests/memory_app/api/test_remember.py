@@ -106,6 +106,23 @@ def test_a_near_duplicate_at_another_path_updates_the_original(tools):
     assert not MemoryDocument.objects.filter(path="incidents/nginx-again").exists()
 
 
+def test_a_merge_into_a_near_duplicate_costs_a_fixed_number_of_statements(
+    tools, django_assert_num_queries
+):
+    tools.ok("memory_remember", remember_body(path="incidents/nginx"), status=201)
+    again = remember_body(
+        path="incidents/nginx-again",
+        content="The ingress pods crash-loop after a config reload; rolling back the "
+        "configmap fixed it in incident INC-4411 again.",
+    )
+    # Authentication (1), the conversation with its store (1), the path read
+    # (1, found empty), the transaction (2), quota lock and counts (2), the
+    # dedup scan (1), the duplicate locked with its head version's refs and
+    # hashes (1), the head (1), the new version (1) and the event (1).
+    with django_assert_num_queries(12):
+        assert tools.ok("memory_remember", again)["outcome"] == "deduplicated"
+
+
 def test_a_vector_of_another_model_is_never_compared_for_duplicates(tools):
     original = tools.ok("memory_remember", remember_body(path="incidents/nginx"), status=201)
     MemoryDocument.objects.filter(pk=original["id"]).update(embedding_model="an-older-model")
@@ -353,10 +370,10 @@ def test_re_saving_a_path_costs_a_fixed_number_of_statements(tools, django_asser
     tools.ok("memory_remember", remember_body(path="redis/evictions", content=first), status=201)
     # Authentication (1), the conversation with its store (1), the path read and
     # its head's source refs for the fields a re-save keeps (2), the transaction
-    # (2), quota lock and counts (2), the path locked (1, its version unmoved: the
-    # refs are not read again), the head (1), the version before it and the new
-    # version (2) and the event (1). The response's store is the one resolved.
-    with django_assert_num_queries(13):
+    # (2), quota lock and counts (2), the path locked with its head version's
+    # refs and hashes (1), the head (1), the new version (1) and the event (1).
+    # The response's store is the one resolved.
+    with django_assert_num_queries(12):
         body = tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),
