@@ -172,15 +172,22 @@ def head_update(
         return False
     for name, value in changed.items():
         setattr(document, name, value)
+    # Only the columns that move are written: the ORM prepares each column
+    # it writes (the vector's text alone is 7 kB), and the head's other
+    # columns are as the lock read them.
+    written = {*changed, "version", "updated_at"}
     if "content" in changed:
         document.content_sha256 = sha256_text(document.content)
+        written.add("content_sha256")
     if embedding is not None:
         document.embedding = embedding
         document.embedding_model = get_backend().model_id
+        written |= {"embedding", "embedding_model"}
     elif {"title", "recall_hint", "content"} & changed.keys():
         document.embedding = None
         document.embedding_model = ""
+        written |= {"embedding", "embedding_model"}
     document.version += 1
-    document.save()
+    document.save(update_fields=written)
     version_append(document=document, change=change, author=author, **version_kwargs)
     return True
