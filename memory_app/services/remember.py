@@ -28,9 +28,9 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
-from memory_app.services.locked_head import head_locked_at, head_locked_by_id
+from memory_app.services.heads import Head, head_at, head_locked_by_id
 from memory_app.services.titles import title_from_content
-from memory_app.services.versions import SourceRef, head_source_refs
+from memory_app.services.versions import SourceRef
 
 
 class _Unsent(Enum):
@@ -76,19 +76,16 @@ class RememberInput:
         """The optional fields the caller sent."""
         return {name: getattr(self, name) for name in DEFAULTS if getattr(self, name) is not UNSENT}
 
-    def resolved(
-        self, existing: MemoryDocument | None, head_refs: list[SourceRef] | None = None
-    ) -> dict:
+    def resolved(self, head: Head | None) -> dict:
         """Each optional field as the write applies it: sent, else kept from
-        `existing` (its head and the head's source refs, `head_refs` when the
-        caller has them already), else the default."""
+        the `head` (its document and its version's source refs), else the
+        default."""
         kept = dict(DEFAULTS)
-        if existing is not None:
-            kept |= {name: getattr(existing, name) for name in DEFAULTS if name != "source_refs"}
-            if self.source_refs is UNSENT and head_refs is None:
-                head_refs = head_source_refs(existing)
-            if self.source_refs is UNSENT:
-                kept["source_refs"] = head_refs
+        if head is not None:
+            kept |= {
+                name: getattr(head.document, name) for name in DEFAULTS if name != "source_refs"
+            }
+            kept["source_refs"] = head.refs
         return kept | self.sent() | {"title": self.effective_title}
 
 
@@ -106,7 +103,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     check_sizes(content=data.content, path=path)
     store = access_store(actor, data.store)
     # What the write will keep, to judge and scan the document it leaves.
-    found = MemoryDocument.objects.filter(store=store, path=path).first()
+    found = head_at(store.pk, path)
     values = data.resolved(found)
     # The refusal event names the store only: a refused path or title may be
     # the very text the scanner objects to.
@@ -125,7 +122,8 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
             store,
         )
     embedded = (values["title"], values["recall_hint"], data.content)
-    embedding = None if vector_holds(found, *embedded) else embedding_for(*embedded)
+    holds = vector_holds(found and found.document, *embedded)
+    embedding = None if holds else embedding_for(*embedded)
     version_kwargs = {
         "on_behalf_of": actor.on_behalf_of,
         "run_id": actor.run_id,
@@ -180,11 +178,11 @@ def _head_fields(data: RememberInput, store: MemoryStore, values: dict) -> dict:
 def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteResult:
     """Update the document at `path`, else a near-duplicate, else create one.
 
-    `found` is the document read at `path` before the transaction (or
-    None). A path found empty is not read again: if a concurrent writer
-    takes it first, the insert says so.
+    `found` is the head read at `path` before the transaction (or None).
+    A path found empty is not read again: if a concurrent writer takes it
+    first, the insert says so.
     """
-    head = head_locked_at(store.pk, path) if found is not None else None
+    head = head_at(store.pk, path, lock=True) if found is not None else None
     outcome = "updated"
     if head is None:
         duplicate = near_duplicate(store, content=data.content, embedding=embedding)
@@ -203,9 +201,9 @@ def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteR
             if document is not None:
                 return WriteResult(document, "created")
             # A concurrent writer created the path first: update theirs.
-            head = head_locked_at(store.pk, path)
+            head = head_at(store.pk, path, lock=True)
     existing = _own(head.document, store)
-    fields = _head_fields(data, store, data.resolved(existing, head_refs=head.refs))
+    fields = _head_fields(data, store, data.resolved(head))
     source_refs = fields.pop("source_refs")
     changed = head_update(
         existing,

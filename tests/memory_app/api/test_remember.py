@@ -368,12 +368,12 @@ def test_re_saving_a_path_costs_a_fixed_number_of_statements(tools, django_asser
     tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
     first = "Redis drops the least recently used keys when it reaches maxmemory."
     tools.ok("memory_remember", remember_body(path="redis/evictions", content=first), status=201)
-    # Authentication (1), the conversation with its store (1), the path read and
-    # its head's source refs for the fields a re-save keeps (2), the transaction
-    # (2), quota lock and counts (2), the path locked with its head version's
-    # refs and hashes (1), the head (1), the new version (1) and the event (1).
-    # The response's store is the one resolved.
-    with django_assert_num_queries(12):
+    # Authentication (1), the conversation with its store (1), the path read
+    # with its head version's source refs for the fields a re-save keeps (1),
+    # the transaction (2), quota lock and counts (2), the path locked with its
+    # head version's refs and hashes (1), the head (1), the new version (1)
+    # and the event (1). The response's store is the one resolved.
+    with django_assert_num_queries(11):
         body = tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),

@@ -10,7 +10,7 @@ from django.db import connection, connections, transaction
 from memory_app.models import ChangeKind, MemoryDocument
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.documents import head_update
-from memory_app.services.locked_head import head_locked_at, head_locked_by_id
+from memory_app.services.heads import head_at, head_locked_by_id
 from memory_app.services.versions import SourceRef, version_append
 from tests.factories import WorkspaceStoreFactory, make_document
 
@@ -29,12 +29,13 @@ def test_a_locked_head_holds_its_versions_refs_and_hashes():
             source_refs=[SourceRef("run", "r-2"), SourceRef("incident", "INC-2")],
         )
     with transaction.atomic():
-        head = head_locked_at(document.store_id, "notes/a")
+        head = head_at(document.store_id, "notes/a", lock=True)
     second = locked.versions.get(version=2)
     assert head.document.version == 2 and head.document.content == "Second."
     assert head.refs == [SourceRef("run", "r-2"), SourceRef("incident", "INC-2")]
     assert (head.link.sha256, head.link.chain_sha256) == (second.sha256, second.chain_sha256)
-    assert head_locked_at(document.store_id, "notes/none") is None
+    assert head_at(document.store_id, "notes/a") == head
+    assert head_at(document.store_id, "notes/none") is None
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,11 +1,13 @@
-"""A document's head, locked for a write, with what the write reads of its history.
+"""A document's head with what a write reads of its history.
 
-A write that moves a head reads three things once it holds the row's lock:
-the row, the head version's source refs (kept when the caller sends none)
-and the head version's hashes (the next version chains to them). Here they
-are one statement, its row built without the ORM's compiling: two round
-trips and about 1 ms of Python fewer on memory_remember's update and merge
-paths (docs/benchmarks.md, "memory_remember's merge in fewer statements").
+A write that moves a head reads three things: the row, the head version's
+source refs (kept when the caller sends none) and the head version's
+hashes (the next version chains to them). Here they are one statement,
+its row built without the ORM's compiling, read before the write's
+transaction (to scan what the write will keep) and again under the row's
+lock: on memory_remember's update and merge paths three round trips and
+about 1 ms of Python fewer (docs/benchmarks.md, "memory_remember in fewer
+statements").
 """
 
 import json
@@ -30,29 +32,30 @@ _SELECT = (
 
 
 @dataclass(frozen=True)
-class LockedHead:
+class Head:
     document: MemoryDocument
-    # The head version's evidence and hashes, as the lock found them.
+    # The head version's evidence and hashes, as read with the row.
     refs: list[SourceRef]
     link: ChainLink
 
 
-def head_locked_by_id(document_id: int) -> LockedHead:
+def head_at(store_id: int, path: str, *, lock: bool = False) -> Head | None:
+    """The document at `path` in the store, or None; with `lock`, locked
+    until the transaction ends."""
+    return _read("d.store_id = %s AND d.path = %s", [store_id, path], lock=lock)
+
+
+def head_locked_by_id(document_id: int) -> Head:
     """The document with this id, locked until the transaction ends."""
-    head = _locked("d.id = %s", [document_id])
+    head = _read("d.id = %s", [document_id], lock=True)
     if head is None:
         raise MemoryDocument.DoesNotExist(document_id)
     return head
 
 
-def head_locked_at(store_id: int, path: str) -> LockedHead | None:
-    """The document at `path` in the store, locked, or None."""
-    return _locked("d.store_id = %s AND d.path = %s", [store_id, path])
-
-
-def _locked(condition: str, params: list) -> LockedHead | None:
+def _read(condition: str, params: list, *, lock: bool) -> Head | None:
     with connection.cursor() as cursor:
-        cursor.execute(f"{_SELECT} WHERE {condition} FOR UPDATE OF d", params)
+        cursor.execute(f"{_SELECT} WHERE {condition}{' FOR UPDATE OF d' if lock else ''}", params)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -61,11 +64,9 @@ def _locked(condition: str, params: list) -> LockedHead | None:
     version, sha256, chain, refs = row[width:]
     if version != document.version:
         # A writer moved the head while this one waited for the lock: the
-        # row is re-read as it committed, the history's rows were not (they
-        # come from the statement's snapshot). Read them again.
-        return LockedHead(document, head_source_refs(document), head_link(document))
+        # row was read again as it committed, the history's rows were not
+        # (they come from the statement's snapshot). Read them again.
+        return Head(document, head_source_refs(document), head_link(document))
     if isinstance(refs, str):
         refs = json.loads(refs)
-    return LockedHead(
-        document, [SourceRef(kind, ref) for kind, ref in refs], ChainLink(sha256, chain)
-    )
+    return Head(document, [SourceRef(kind, ref) for kind, ref in refs], ChainLink(sha256, chain))
