@@ -10,19 +10,23 @@ about 1 ms of Python fewer (docs/benchmarks.md, "memory_remember in fewer
 statements").
 """
 
-import json
 from dataclasses import dataclass
 
 from django.db import connection
 
 from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
 from memory_app.selectors.candidates import Columns
-from memory_app.selectors.sql import columns
 from memory_app.services.versions import ChainLink, SourceRef, head_link, head_source_refs
 
-_DOCUMENT = Columns(tuple(f.attname for f in MemoryDocument._meta.concrete_fields))
+# Every column a write may keep or move; the generated full-text column
+# (PostgreSQL computes it from the text) is never read.
+_DOCUMENT = Columns(
+    tuple(f.attname for f in MemoryDocument._meta.concrete_fields if not f.generated)
+)
+_QUOTE = connection.ops.quote_name
 _SELECT = (
-    f"SELECT {', '.join(columns(MemoryDocument, 'd'))}, v.version, v.sha256, v.chain_sha256, "  # noqa: S608 - names from the models
+    f"SELECT {', '.join(f'd.{_QUOTE(f.column)}' for f in _DOCUMENT.fields)}, "  # noqa: S608 - names from the models
+    "v.version, v.sha256, v.chain_sha256, "
     f"(SELECT coalesce(json_agg(json_build_array(r.kind, r.ref) ORDER BY r.id), '[]') "
     f"FROM {MemorySourceRef._meta.db_table} r WHERE r.version_id = v.id) "
     f"FROM {MemoryDocument._meta.db_table} d LEFT JOIN LATERAL ("
@@ -61,12 +65,11 @@ def _read(condition: str, params: list, *, lock: bool) -> Head | None:
         return None
     width = len(_DOCUMENT.fields)
     document = _DOCUMENT.document(row[:width])
+    # The driver decodes `json` (Django leaves only `jsonb` as text).
     version, sha256, chain, refs = row[width:]
     if version != document.version:
         # A writer moved the head while this one waited for the lock: the
         # row was read again as it committed, the history's rows were not
         # (they come from the statement's snapshot). Read them again.
         return Head(document, head_source_refs(document), head_link(document))
-    if isinstance(refs, str):
-        refs = json.loads(refs)
     return Head(document, [SourceRef(kind, ref) for kind, ref in refs], ChainLink(sha256, chain))
