@@ -18,7 +18,7 @@ from memory_app.services.guard import (
     scan_for_store,
     scan_record,
 )
-from memory_app.services.versions import head_source_refs
+from memory_app.services.heads import head_locked_by_id
 
 
 @dataclass(frozen=True)
@@ -97,12 +97,12 @@ def memory_patch(
     embedding = None if vector_holds(document, *embedded) else embedding_for(*embedded)
     with transaction.atomic():
         check_write_quota(actor)
-        locked = (
-            MemoryDocument.objects.select_for_update().select_related("store").get(pk=document.pk)
-        )
+        head = head_locked_by_id(document.pk)
+        locked = head.document
+        locked.store = store
         # Same sha, same content: what was scanned above is what lands.
         _check_sha(locked, expected_sha256)
-        kept_refs = head_source_refs(locked)
+        kept_refs = head.refs
         new_refs = list(metadata.get("source_refs", kept_refs))
         changed = head_update(
             locked,
@@ -115,6 +115,7 @@ def memory_patch(
             on_behalf_of=actor.on_behalf_of,
             run_id=actor.run_id,
             source_refs=new_refs,
+            previous=head.link,
             **scan_record(findings),
         )
         result = WriteResult(locked, "updated" if changed else "unchanged")
