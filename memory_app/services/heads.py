@@ -6,8 +6,8 @@ hashes (the next version chains to them). Here they are one statement,
 its row built without the ORM's compiling, read before the write's
 transaction (to scan what the write will keep) and again under the row's
 lock: on memory_remember's update and merge paths three round trips and
-about 1 ms of Python fewer, on memory_patch two round trips (docs/benchmarks.md, "memory_remember in fewer
-statements").
+about 1 ms of Python fewer, on memory_patch two round trips
+(docs/benchmarks.md, "memory_remember in fewer statements").
 """
 
 from dataclasses import dataclass
