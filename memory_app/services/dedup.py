@@ -14,14 +14,14 @@ import numpy as np
 from django.db import connection
 
 from memory_app.embeddings import get_backend, vector_literal
-from memory_app.models import DocState, MemoryDocument, MemoryStore
+from memory_app.models import DocState, MemoryStore
+from memory_app.selectors.candidates import TABLE
 
 COSINE_MIN = 0.92
 TOKEN_OVERLAP_MIN = 0.7
 CANDIDATES = 5
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_TABLE = MemoryDocument._meta.db_table
 
 
 def token_overlap(a: str, b: str) -> float:
@@ -46,7 +46,7 @@ def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | 
     # only vectors of the current model compare with `embedding`.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT id, content, embedding <=> %s::vector AS distance FROM {_TABLE} "  # noqa: S608 - names from the models
+            f"SELECT id, content, embedding <=> %s::vector AS distance FROM {TABLE} "  # noqa: S608 - names from the models
             "WHERE store_id = %s AND state = %s AND embedding IS NOT NULL "
             "AND embedding_model = %s ORDER BY distance LIMIT %s",
             [

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
-from memory_app.selectors.candidates import Columns
+from memory_app.selectors.candidates import TABLE, Columns
 from memory_app.services.versions import ChainLink, SourceRef, head_link, head_source_refs
 
 # Every column a write may keep or move; the generated full-text column
@@ -29,7 +29,7 @@ _SELECT = (
     "v.version, v.sha256, v.chain_sha256, "
     f"(SELECT coalesce(json_agg(json_build_array(r.kind, r.ref) ORDER BY r.id), '[]') "
     f"FROM {MemorySourceRef._meta.db_table} r WHERE r.version_id = v.id) "
-    f"FROM {MemoryDocument._meta.db_table} d LEFT JOIN LATERAL ("
+    f"FROM {TABLE} d LEFT JOIN LATERAL ("
     f"SELECT id, version, sha256, chain_sha256 FROM {MemoryVersion._meta.db_table} "
     f"WHERE document_id = d.id AND version <= d.version ORDER BY version DESC LIMIT 1) v ON true "
 )
