@@ -1,4 +1,4 @@
-"""One statement gathers a query's candidates from every index and scores them.
+"""Two statements gather a query's candidates from every index and score them.
 
 * **Lexical**: a ranked OR over the query's informative terms, BM25-style.
   The English parser drops stop words and stems; identifiers stay whole
@@ -25,18 +25,25 @@
 * **Time**: when the question names a time, the memories written then,
   nearest in meaning first.
 
-Every candidate comes back with its lexical score, its cosine distance and
-which lists it came from, so re-ranking needs no further query.
+The text side is one statement, the other lists with every candidate's
+scores and row the second. The first needs no vector, so it is sent before
+the query is embedded and the server reads matches while the model runs
+(`_text_side`); the second scores every candidate on the terms the first
+weighed. Every candidate comes back with its lexical score, its cosine
+distance and which lists it came from, so re-ranking needs no further query.
 """
 
+import contextlib
 import functools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
+from psycopg import Pipeline
 
 from memory_app.embeddings import get_backend, vector_literal
 from memory_app.models import DocumentTerms, MemoryDocument
@@ -159,12 +166,17 @@ def gather(
     *,
     fields: tuple[str, ...],
     k: int,
-    vector: list[float] | None,
+    vector: Callable[[], Sequence[float]] | None,
     lexical: bool,
     window: Window | None = None,
     pinned: bool = False,
 ) -> list[Found]:
-    """Candidates among `documents`, each with its scores and the lists it came from."""
+    """Candidates among `documents`, each with its scores and the lists it came from.
+
+    `vector` gives the query's vector when called. With the text side on,
+    it is called once the text statement is on its way, so the model runs
+    while the server reads the terms' matches (`_text_side`).
+    """
     try:
         where, where_params = (
             (documents.sql, list(documents.params))
@@ -173,10 +185,31 @@ def gather(
         )
     except EmptyResultSet:
         return []
-    vector_text = vector_literal(vector) if vector is not None else None
+    text = None
+    if lexical:
+        cap = TERM_CAP if vector is None else TERM_CAP_BESIDE_VECTORS
+        if isinstance(documents, Where):
+            share = term_statistics().share_of(documents.stores)
+            reads = Reads(where, where_params, cap, documents.unindexed_stores_sql(), share)
+        else:
+            # A queryset's filter may name any column of the documents table.
+            reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params, cap)
+        text, query_vector = _text_side(reads, query_text, k, vector)
+    else:
+        query_vector = vector() if vector is not None else None
+    vector_text = vector_literal(query_vector) if query_vector is not None else None
     ctes: list[str] = []
     params: list = []
     lists: list[str] = []
+    if text is not None:
+        # Still readable at this statement's moment: a document deleted or
+        # expired since the text statement ran is not served.
+        ctes.append(
+            f"text_top AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where}"
+            " AND id = ANY(%s::uuid[]))"
+        )
+        params += [*where_params, text.ids]
+        lists.append("text")
     if vector_text is not None:
         ctes.append(
             f"semantic AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where} "
@@ -200,33 +233,22 @@ def gather(
         )
         params += where_params
         lists.append("pinned")
-    if lexical:
-        cap = TERM_CAP if vector_text is None else TERM_CAP_BESIDE_VECTORS
-        if isinstance(documents, Where):
-            share = term_statistics().share_of(documents.stores)
-            reads = Reads(where, where_params, cap, documents.unindexed_stores_sql(), share)
-        else:
-            # A queryset's filter may name any column of the documents table.
-            reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params, cap)
-        # The other lists' documents are scored by the common terms too.
-        lexical_sql, lexical_params = _lexical_ctes(
-            reads, query_text, k, [_LIST_CTE[name] for name in lists]
-        )
-        ctes.append(lexical_sql)
-        params += lexical_params
-        lists.insert(0, "text")
     if not lists:
         return []
+    union = " UNION ".join(f"SELECT id FROM {_LIST_CTE[name]}" for name in lists)
+    ctes.append(f"ids AS ({union})")
+    if text is not None:
+        ctes.append(_SCORED)
+        params += [text.terms, text.identifiers, text.weights, SATURATION, text.total]
     selected = _columns(fields)
     columns = ", ".join(f"d.{f.column}" for f in selected.fields)
-    union = " UNION ".join(f"SELECT id FROM {_LIST_CTE[name]}" for name in lists)
     flags = ", ".join(f"d.id IN (SELECT id FROM {_LIST_CTE[name]}) AS in_{name}" for name in lists)
     lexical_score = (
         "COALESCE(lex.score, 0), COALESCE(lex.coverage, 0), COALESCE(lex.identifier, false)"
-        if lexical
+        if text is not None
         else "0, 0, false"
     )
-    lexical_join = "LEFT JOIN lex ON lex.id = d.id" if lexical else ""
+    lexical_join = "LEFT JOIN lex ON lex.id = d.id" if text is not None else ""
     distance = (
         "CASE WHEN d.embedding_model = %s THEN d.embedding <=> %s::vector END"
         if vector_text
@@ -234,7 +256,7 @@ def gather(
     )
     final_params = [get_backend().model_id, vector_text] if vector_text else []
     sql = (
-        f"WITH {', '.join(ctes)}, ids AS ({union}) "
+        f"WITH {', '.join(ctes)} "
         f"SELECT {columns}, {lexical_score}, {distance} AS distance, {flags} "
         f"FROM ids JOIN {TABLE} d ON d.id = ids.id {lexical_join}"
     )
@@ -251,6 +273,66 @@ def gather(
             Found(row, float(lexical_score), float(coverage), identifier, dist, sources, selected)
         )
     return found
+
+
+# Every candidate scored on every weighted term of the text side: the
+# nearest neighbours, dated and pinned documents as much as the text
+# side's own top. ts_rank runs on these few rows only.
+_SCORED = (
+    "weighted AS MATERIALIZED (SELECT q::tsquery AS q, identifier, weight"
+    " FROM unnest(%s::text[], %s::bool[], %s::float8[]) AS w(q, identifier, weight)), "
+    "lex AS (SELECT id, sum(weight * r / (r + %s)) AS score,"
+    " sum(weight) / NULLIF(%s::float8, 0) AS coverage, bool_or(identifier) AS identifier"
+    " FROM (SELECT t.id, w.weight, w.identifier, ts_rank(t.search_vector, w.q, 1) AS r"
+    f" FROM ids JOIN {TERMS_TABLE} AS t USING (id) CROSS JOIN weighted AS w"
+    " WHERE t.search_vector @@ w.q) AS m GROUP BY id)"
+)
+
+
+@dataclass(frozen=True)
+class TextSide:
+    """What the text statement found: its top documents, and each query
+    term that matched somewhere with its BM25 weight, which score every
+    candidate in the second statement."""
+
+    ids: list
+    terms: list[str]
+    identifiers: list[bool]
+    weights: list[float]
+    # The query's whole term weight, the terms without a match included.
+    total: float | None
+
+
+def _text_side(
+    reads: "Reads", query_text: str, k: int, vector: Callable[[], Sequence[float]] | None
+) -> tuple[TextSide, Sequence[float] | None]:
+    """The text statement's answer, and the query's vector computed while
+    the server worked on it.
+
+    The statement is sent in pipeline mode, so the call returns once it is
+    on its way; the model runs on this core while PostgreSQL reads the
+    matches on another, and the answer is read afterwards. Embedding the
+    query and reading its terms took about as long as each other, one after
+    the other (docs/benchmarks.md).
+    """
+    sql, params = _lexical_ctes(reads, query_text, k)
+    statement = (
+        f"WITH {sql}, weighted AS (SELECT t.q, t.identifier, df.weight"
+        " FROM terms AS t JOIN df USING (q))"
+        " SELECT ARRAY(SELECT id FROM text_top), agg.terms, agg.identifiers, agg.weights,"
+        " (SELECT w FROM total)"
+        " FROM (SELECT array_agg(q::text) AS terms, array_agg(identifier) AS identifiers,"
+        " array_agg(weight) AS weights FROM weighted) AS agg"
+    )
+    connection.ensure_connection()
+    overlap = vector is not None and Pipeline.is_supported()
+    pipeline = connection.connection.pipeline() if overlap else contextlib.nullcontext()
+    with connection.cursor() as cursor, pipeline:
+        cursor.execute(statement, params)
+        query_vector = vector() if vector is not None else None
+        ids, terms, identifiers, weights, total = cursor.fetchone()
+    text = TextSide(ids, terms or [], identifiers or [], weights or [], total)
+    return text, query_vector
 
 
 @functools.cache
@@ -296,7 +378,7 @@ class Reads:
         )
 
 
-def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> tuple[str, list]:
+def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
     """terms → rare and common → their matches → document frequency →
     BM25-style score of every candidate → top k.
 
@@ -307,9 +389,9 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> t
     weight is low. Its document frequency comes from the statistics
     instead, the documents holding every common term are read together, and
     each common term scores every candidate found otherwise (by a rare
-    term, together, or by the other lists `others`): the full weight on the
-    documents that matter. Without statistics every term is rare and read
-    on its own.
+    term or together): the full weight on the documents that matter; the
+    second statement scores the other lists' candidates on every term
+    (`_SCORED`). Without statistics every term is rare and read on its own.
 
     A term without hits gets the weight of a document frequency of zero, so
     the query's total weight counts the words no memory holds.
@@ -318,7 +400,6 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> t
     common = term_statistics().common(reads.share, reads.cap)
     rare_reads, rare_params = reads.capped("t.q", "id, ts_rank(search_vector, t.q, 1) AS r")
     together_reads, together_params = reads.capped("a.q", "id, search_vector")
-    pool = "".join(f" UNION SELECT id FROM {name}" for name in others)
     sql = (
         "terms AS (SELECT q, bool_or(identifier) AS identifier, min(lexeme) AS lexeme FROM ("
         " SELECT phraseto_tsquery('english', i) AS q, true AS identifier, NULL AS lexeme"
@@ -340,7 +421,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int, others: list[str]) -> t
         "together AS MATERIALIZED (SELECT h.id, h.search_vector FROM"
         " (SELECT string_agg(q::text, ' & ')::tsquery AS q FROM common) AS a"
         f" CROSS JOIN LATERAL ({together_reads}) AS h WHERE a.q IS NOT NULL), "
-        f"pool AS (SELECT id FROM hits{pool} EXCEPT SELECT id FROM together), "
+        "pool AS (SELECT id FROM hits EXCEPT SELECT id FROM together), "
         # The other candidates' rows once each, by key; OFFSET 0 keeps the
         # planner from reading every match of a common term to join them.
         "candidate AS (SELECT id, search_vector FROM together UNION ALL"

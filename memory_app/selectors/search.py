@@ -1,6 +1,6 @@
 """Hybrid retrieval: full-text or nearest neighbours, re-ranked (DESIGN §4).
 
-Candidates come from two indexes, each over-fetched, in one statement
+Candidates come from two indexes, each over-fetched, in two statements
 (selectors/candidates.py): the GIN-indexed tsvector with a BM25-style
 ranked OR of the query's informative terms, each term's reads capped (an
 OR ranked on every match is a latency cliff, see STACK.md), and the HNSW
@@ -312,7 +312,8 @@ def hybrid_candidates(
 ) -> list[Scored]:
     """Text, vector and (for a question about time) dated candidates, scored on each signal.
 
-    One statement (selectors/candidates.py). A candidate found only by the
+    Two statements, the query embedded while the first runs
+    (selectors/candidates.py). A candidate found only by the
     vector side must be at least MIN_SEMANTIC close to count; in hybrid mode
     every candidate must also clear the relevance floor (`Fusion`), so a
     question no memory answers gets few or none rather than the nearest
@@ -320,7 +321,11 @@ def hybrid_candidates(
     """
     vector = None
     if mode in ("hybrid", "semantic"):
-        vector = (query_vector if query_vector is not None else embed_text(query_text)).tolist()
+
+        def vector() -> list[float]:
+            found = query_vector if query_vector is not None else embed_text(query_text)
+            return found.tolist()
+
     window = time_window(query_text, timezone.now()) if mode == "hybrid" else None
     found = gather(
         documents,

@@ -1,11 +1,12 @@
 """memory_search: hybrid retrieval, filters, ranking properties, isolation."""
 
+import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import DocState, MemoryDocument, Trust
-from memory_app.selectors import candidates, term_statistics
+from memory_app.selectors import candidates, search, term_statistics
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -160,10 +161,35 @@ def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_que
         make_document(runbooks, path=f"r/{n}", title=f"Kafka lag {n}", content=f"{KAFKA} {n}")
     tools.ok("memory_search", {"query": "warm up"})
     # API key with its memory permissions, the conversation with the turn's stores,
-    # one candidate statement.
-    with django_assert_max_num_queries(3):
+    # the text side's statement and the candidates'.
+    with django_assert_max_num_queries(4):
         body = tools.ok("memory_search", {"query": "kafka consumer lag", "limit": 20})
     assert len(body["results"]) == 20
+
+
+def test_the_query_is_embedded_while_the_server_reads_its_terms(tools, runbooks, monkeypatch):
+    """When the model runs on the query, PostgreSQL has already been sent the
+    text side's statement and its session is still busy with it, as another
+    session sees it: the two run at once instead of one after the other."""
+    make_document(runbooks, path="kafka/lag", title="Kafka consumer lag", content=KAFKA)
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    seen = []
+    embed = search.embed_text
+
+    def watched(text):
+        backend = connection.connection.info.backend_pid
+        with psycopg.connect(**params, autocommit=True) as other:
+            sql = "SELECT state, query FROM pg_stat_activity WHERE pid = %s"
+            seen.append(other.execute(sql, [backend]).fetchone())
+        return embed(text)
+
+    monkeypatch.setattr(search, "embed_text", watched)
+    body = tools.ok("memory_search", {"query": "kafka consumer lag"})
+    assert _paths(body) == ["kafka/lag"]
+    ((state, statement),) = seen
+    assert state == "active" and "hits AS" in statement
 
 
 def test_every_connection_scans_filtered_vector_indexes_to_the_end(db):
