@@ -5,6 +5,7 @@ temporary folder (deleted at exit), so it never touches the development
 data in MEMORY_DATA_DIR.
 """
 
+import psycopg
 import pytest
 from django.core.cache import cache
 from django.db import connections
@@ -42,6 +43,16 @@ def _fast_password_hashing(settings):
 def _fresh_term_statistics():
     # Kept a minute per process; a test's ANALYZE is rolled back with it.
     term_statistics.forget()
+
+
+@pytest.fixture
+def spare():
+    """A connection of its own to the test database, as the pool holds them."""
+    params = connections["default"].get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params, autocommit=True) as spare:
+        yield spare
 
 
 @pytest.fixture(autouse=True)

@@ -12,16 +12,6 @@ from config.database.checkout import check_on_news
 
 
 @pytest.fixture
-def spare():
-    """A connection of its own to the test database, as the pool holds them."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    with psycopg.connect(**params, autocommit=True) as spare:
-        yield spare
-
-
-@pytest.fixture
 def round_trips(monkeypatch):
     sent: list[object] = []
     check = ConnectionPool.check_connection

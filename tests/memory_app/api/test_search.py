@@ -1,6 +1,5 @@
 """memory_search: hybrid retrieval, filters, ranking properties, isolation."""
 
-import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -167,22 +166,20 @@ def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_que
     assert len(body["results"]) == 20
 
 
-def test_the_query_is_embedded_while_the_server_reads_its_terms(tools, runbooks, monkeypatch):
+def test_the_query_is_embedded_while_the_server_reads_its_terms(
+    tools, runbooks, monkeypatch, spare
+):
     """When the model runs on the query, PostgreSQL has already been sent the
     text side's statement and its session is still busy with it, as another
     session sees it: the two run at once instead of one after the other."""
     make_document(runbooks, path="kafka/lag", title="Kafka consumer lag", content=KAFKA)
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
     seen = []
     embed = search.embed_text
 
     def watched(text):
         backend = connection.connection.info.backend_pid
-        with psycopg.connect(**params, autocommit=True) as other:
-            sql = "SELECT state, query FROM pg_stat_activity WHERE pid = %s"
-            seen.append(other.execute(sql, [backend]).fetchone())
+        sql = "SELECT state, query FROM pg_stat_activity WHERE pid = %s"
+        seen.append(spare.execute(sql, [backend]).fetchone())
         return embed(text)
 
     monkeypatch.setattr(search, "embed_text", watched)
