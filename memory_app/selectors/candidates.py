@@ -33,8 +33,8 @@ weighed. Every candidate comes back with its lexical score, its cosine
 distance and which lists it came from, so re-ranking needs no further query.
 """
 
-import contextlib
 import functools
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,10 +43,10 @@ from datetime import datetime
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
-from psycopg import Pipeline
 
 from memory_app.embeddings import get_backend, vector_literal
 from memory_app.models import DocumentTerms, MemoryDocument
+from memory_app.selectors.prepared import Prepared, execute_meanwhile, execute_prepared, prepared
 from memory_app.selectors.sql import loaded
 from memory_app.selectors.term_statistics import term_statistics
 from memory_app.selectors.timeframe import Window
@@ -194,7 +194,9 @@ def gather(
         else:
             # A queryset's filter may name any column of the documents table.
             reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params, cap)
-        text, query_vector = _text_side(reads, query_text, k, vector)
+        text, query_vector = _text_side(
+            reads, query_text, k, vector, prepare=isinstance(documents, Where)
+        )
     else:
         query_vector = vector() if vector is not None else None
     vector_text = vector_literal(query_vector) if query_vector is not None else None
@@ -304,7 +306,12 @@ class TextSide:
 
 
 def _text_side(
-    reads: "Reads", query_text: str, k: int, vector: Callable[[], Sequence[float]] | None
+    reads: "Reads",
+    query_text: str,
+    k: int,
+    vector: Callable[[], Sequence[float]] | None,
+    *,
+    prepare: bool,
 ) -> tuple[TextSide, Sequence[float] | None]:
     """The text statement's answer, and the query's vector computed while
     the server worked on it.
@@ -314,9 +321,13 @@ def _text_side(
     matches on another, and the answer is read afterwards. Embedding the
     query and reading its terms took about as long as each other, one after
     the other (docs/benchmarks.md).
+
+    With `prepare` (a filter of the hot paths' few shapes) the statement
+    runs prepared: it holds no vector, and its plan took longer to make
+    than to run at 100,000 documents (docs/benchmarks.md).
     """
     sql, params = _lexical_ctes(reads, query_text, k)
-    statement = (
+    statement = _text_statement(
         f"WITH {sql}, weighted AS (SELECT t.q, t.identifier, df.weight"
         " FROM terms AS t JOIN df USING (q))"
         " SELECT ARRAY(SELECT id FROM text_top), agg.terms, agg.identifiers, agg.weights,"
@@ -324,15 +335,22 @@ def _text_side(
         " FROM (SELECT array_agg(q::text) AS terms, array_agg(identifier) AS identifiers,"
         " array_agg(weight) AS weights FROM weighted) AS agg"
     )
-    connection.ensure_connection()
-    overlap = vector is not None and Pipeline.is_supported()
-    pipeline = connection.connection.pipeline() if overlap else contextlib.nullcontext()
-    with connection.cursor() as cursor, pipeline:
-        cursor.execute(statement, params)
-        query_vector = vector() if vector is not None else None
+    with connection.cursor() as cursor:
+        if prepare:
+            query_vector = execute_prepared(cursor, statement, params, vector)
+        else:
+            query_vector = execute_meanwhile(cursor, statement.sql, params, vector)
         ids, terms, identifiers, weights, total = cursor.fetchone()
     text = TextSide(ids, terms or [], identifiers or [], weights or [], total)
     return text, query_vector
+
+
+@functools.lru_cache(maxsize=64)
+def _text_statement(sql: str) -> Prepared:
+    """The text statement, named by a digest of its text: each shape of
+    the filter (type, tag and draft filters; a broad read) has its own."""
+    digest = hashlib.blake2b(sql.encode(), digest_size=8).hexdigest()
+    return prepared(f"memory_text_side_{digest}", sql)
 
 
 @functools.cache
@@ -371,10 +389,11 @@ class Reads:
         `query`, in the table's order."""
         broad = self.broad_where is not None and self.share >= BROAD_SHARE
         condition = self.broad_where if broad else self.where
+        # The cap is written out: a prepared statement's plan then knows it.
         return (
             f"SELECT {columns} FROM {TERMS_TABLE}"
-            f" WHERE {condition} AND search_vector @@ {query} LIMIT %s",
-            [*self.where_params, self.cap],
+            f" WHERE {condition} AND search_vector @@ {query} LIMIT {int(self.cap)}",
+            list(self.where_params),
         )
 
 

@@ -1,5 +1,6 @@
 """Server-side prepared statements for the hand-written statements every
-tool call runs (the API key's lookup, the turn's scope), and for no other.
+tool call runs (the API key's lookup, the turn's scope, the text side of a
+search), and for no other.
 
 PostgreSQL plans a statement anew each time it receives its text: the key's
 lookup spent 0.5 ms planning against 0.1 ms running, the turn's scope
@@ -15,11 +16,14 @@ ALL, DEALLOCATE ALL) prepares them again. Without the per-process pool
 sessions) statements run unprepared.
 """
 
+import contextlib
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import ProgrammingError, connection
+from psycopg import Pipeline
 from psycopg.errors import InvalidSqlStatementName
 
 _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s|%s")
@@ -54,17 +58,24 @@ def prepared(name: str, sql: str) -> Prepared:
     return Prepared(name, sql, f"PREPARE {name} AS {body}", f"EXECUTE {name}({arguments})")
 
 
-def execute_prepared(cursor, statement: Prepared, params) -> None:
-    """Run `statement` on `cursor` (a cursor of the default connection)."""
+def execute_prepared[T](
+    cursor, statement: Prepared, params, meanwhile: Callable[[], T] | None = None
+) -> T | None:
+    """Run `statement` on `cursor` (a cursor of the default connection).
+
+    With `meanwhile` the statement is sent in pipeline mode and `meanwhile()`
+    runs while the server works on it; its result is returned, and the
+    statement's rows are on the cursor.
+    """
     if not connection.settings_dict.get("OPTIONS", {}).get("pool"):
-        cursor.execute(statement.sql, params)
-        return
+        return execute_meanwhile(cursor, statement.sql, params, meanwhile)
     held = _held.setdefault(connection.connection, set())
     if statement.name not in held:
         cursor.execute(statement.prepare)
         held.add(statement.name)
+    done: list = []
     try:
-        cursor.execute(statement.execute, params)
+        return execute_meanwhile(cursor, statement.execute, params, meanwhile, done)
     except ProgrammingError as error:
         if not isinstance(error.__cause__, InvalidSqlStatementName):
             raise
@@ -76,3 +87,26 @@ def execute_prepared(cursor, statement: Prepared, params) -> None:
         cursor.execute(statement.prepare)
         held.add(statement.name)
         cursor.execute(statement.execute, params)
+        if meanwhile is None:
+            return None
+        return done[0] if done else meanwhile()
+
+
+def execute_meanwhile[T](
+    cursor, sql: str, params, meanwhile: Callable[[], T] | None, done: list | None = None
+) -> T | None:
+    """`sql` executed, with `meanwhile()` run while the server works on it
+    (pipeline mode); its result is returned, and put in `done` for a caller
+    that retries the statement without running it again."""
+    if meanwhile is None:
+        cursor.execute(sql, params)
+        return None
+    pipeline = connection.connection.pipeline() if Pipeline.is_supported() else None
+    # The pipeline reports the server's errors when it ends, past the
+    # cursor's own translation into Django's errors.
+    with connection.wrap_database_errors, pipeline or contextlib.nullcontext():
+        cursor.execute(sql, params)
+        result = meanwhile()
+        if done is not None:
+            done.append(result)
+    return result

@@ -23,12 +23,15 @@ def test_a_statement_with_named_parameters_numbers_each_name_once():
     assert prepared("t", "SELECT %s, %s").execute == "EXECUTE t(%s, %s)"
 
 
-def test_the_key_lookup_and_the_turn_scope_are_prepared_and_the_vector_query_is_not(tools):
+def test_the_key_lookup_the_turn_scope_and_the_text_side_are_prepared_and_the_vector_query_is_not(
+    tools,
+):
     make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
     tools.ok("memory_search", {"query": "consumer lag", "mode": "semantic"})
     tools.ok("memory_context", {"message": "what about consumer lag?"})
     held = _prepared_statements()
     assert {"memory_api_key_lookup", "memory_turn_scope"} <= held.keys()
+    assert [name for name in held if name.startswith("memory_text_side_")]
     assert not [name for name, text in held.items() if "<=>" in text]
 
 
@@ -75,3 +78,23 @@ def test_a_pooled_connection_handed_out_again_keeps_its_statements(owner):
     connection.close()  # back to the pool
     assert api_key_find(issued.raw).user == owner
     assert "memory_api_key_lookup" in _prepared_statements()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_whose_text_statement_was_dropped_prepares_it_again(tools):
+    """The text side runs in pipeline mode while the query is embedded; a
+    statement dropped behind its back is reported when the pipeline ends,
+    and outside a transaction it is prepared again at once."""
+    make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
+    first = tools.ok("memory_search", {"query": "consumer lag"})
+    text_side = [name for name in _prepared_statements() if name.startswith("memory_text_side_")]
+    with connection.cursor() as cursor:
+        for name in text_side:
+            cursor.execute(f"DEALLOCATE {name}")
+    again = tools.ok("memory_search", {"query": "consumer lag"})
+    assert (
+        [hit["path"] for hit in again["results"]]
+        == ["a"]
+        == [hit["path"] for hit in first["results"]]
+    )
+    assert text_side and set(text_side) <= _prepared_statements().keys()

@@ -1,5 +1,7 @@
 """memory_search: hybrid retrieval, filters, ranking properties, isolation."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -186,7 +188,7 @@ def test_the_query_is_embedded_while_the_server_reads_its_terms(
     body = tools.ok("memory_search", {"query": "kafka consumer lag"})
     assert _paths(body) == ["kafka/lag"]
     ((state, statement),) = seen
-    assert state == "active" and "hits AS" in statement
+    assert state == "active" and statement.startswith("EXECUTE memory_text_side_")
 
 
 def test_every_connection_scans_filtered_vector_indexes_to_the_end(db):
@@ -259,9 +261,21 @@ def _term_reads(tools, monkeypatch, broad_share: float) -> tuple[list, str]:
     monkeypatch.setattr(candidates, "TERM_CAP_BESIDE_VECTORS", 50)
     with CaptureQueriesContext(connection) as queries:
         body = tools.ok("memory_search", {"query": "kafka consumer lag on the orders topic"})
-    (statement,) = [q["sql"] for q in queries.captured_queries if "hits AS" in q["sql"]]
     results = [(hit["path"], hit["score"]) for hit in body["results"]]
-    return results, statement
+    return results, _text_statement(queries)
+
+
+def _text_statement(queries: CaptureQueriesContext) -> str:
+    """The text of the prepared text-side statement the captured call ran."""
+    (name,) = [
+        match.group(1)
+        for q in queries.captured_queries
+        if (match := re.match(r"EXECUTE (memory_text_side_\w+)\(", q["sql"]))
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", [name])
+        (statement,) = cursor.fetchone()
+    return statement
 
 
 def test_term_reads_find_the_same_matches_with_or_without_the_store_index(
@@ -312,8 +326,7 @@ def test_common_words_score_every_candidate_not_an_arbitrary_few(
             "memory_search", {"query": "kafka consumer lag after zookeeper trouble", "mode": mode}
         )
     assert _paths(body)[0] == "zk/lag"
-    (statement,) = [q["sql"] for q in queries.captured_queries if "hits AS" in q["sql"]]
-    assert "@@ t.q LIMIT 5" in statement
+    assert "@@ t.q LIMIT 5" in _text_statement(queries)
 
 
 def test_a_question_of_common_words_finds_the_memories_holding_them_all(
