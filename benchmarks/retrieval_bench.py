@@ -88,7 +88,8 @@ def load(plan, agent, rng: random.Random) -> float:
 
 
 def explain(actor, query: str, folder: Path) -> None:
-    """EXPLAIN (ANALYZE, BUFFERS) of the one candidate statement of a search."""
+    """EXPLAIN (ANALYZE, BUFFERS) of a search's two candidate statements: the
+    text side (prepared, so explained through EXECUTE) and the scored lists."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -97,11 +98,17 @@ def explain(actor, query: str, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with CaptureQueriesContext(connection) as captured:
         memory_search(actor=actor, query=query, limit=8)
-    statement = next(q["sql"] for q in captured.captured_queries if q["sql"].startswith("WITH"))
+    statements = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith(("WITH", "EXECUTE memory_text_side_"))
+    ]
+    sections = [f"-- query: {query}"]
     with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement}")
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    (folder / "candidates.txt").write_text(f"-- query: {query}\n{plan}\n")
+        for statement in statements:
+            cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement}")
+            sections.append("\n".join(row[0] for row in cursor.fetchall()))
+    (folder / "candidates.txt").write_text("\n\n".join(sections) + "\n")
     print(f"wrote {folder / 'candidates.txt'}")
 
 

@@ -19,7 +19,7 @@ class MemoryAppConfig(AppConfig):
 
     def ready(self) -> None:
         from memory_app import checks  # noqa: F401  (registers the database checks)
-        from memory_app.selectors.search import vector_search_session
+        from memory_app.selectors.search import search_session
 
         post_migrate.connect(_seed_after_migrate, sender=self, dispatch_uid="memory_seed")
-        connection_created.connect(vector_search_session, dispatch_uid="vector_search_session")
+        connection_created.connect(search_session, dispatch_uid="search_session")

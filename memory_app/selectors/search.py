@@ -207,23 +207,33 @@ def searchable_documents(
     return Where(" AND ".join(conditions), tuple(params), stores=tuple(scope))
 
 
-# The driver's connections whose session already holds the HNSW options: a
+# The driver's connections whose session already holds the search options: a
 # pooled connection is handed to Django again and again, and keeps them.
-_vector_sessions: weakref.WeakSet = weakref.WeakSet()
+_search_sessions: weakref.WeakSet = weakref.WeakSet()
 
 
-def vector_search_session(sender, connection, **kwargs) -> None:
-    """On every new database connection: filtered HNSW scans keep going until
-    they find k rows (pgvector >= 0.8), set once rather than per search."""
-    if connection.connection in _vector_sessions:
+def search_session(sender, connection, **kwargs) -> None:
+    """On every new database connection, set once rather than per search:
+    filtered HNSW scans keep going until they find k rows (pgvector >= 0.8),
+    and the named prepared statements (selectors/prepared.py) run on their
+    generic plan from the first call.
+
+    PostgreSQL's default plans a prepared statement afresh for its first
+    five calls and often keeps doing so; the text side's plan took longer to
+    make than to run (docs/benchmarks.md). Only those named statements are
+    prepared: the vector query, whose generic plan would ignore the HNSW
+    index, never is.
+    """
+    if connection.connection in _search_sessions:
         return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), "
-            "set_config('hnsw.ef_search', %s, false)",
+            "set_config('hnsw.ef_search', %s, false), "
+            "set_config('plan_cache_mode', 'force_generic_plan', false)",
             [str(HNSW_EF_SEARCH)],
         )
-    _vector_sessions.add(connection.connection)
+    _search_sessions.add(connection.connection)
 
 
 def set_vector_search_options() -> None:

@@ -42,7 +42,7 @@ def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | 
     """
     if embedding is None:
         return None
-    # The HNSW scan options are set once per connection (vector_search_session);
+    # The HNSW scan options are set once per connection (search_session);
     # only vectors of the current model compare with `embedding`.
     with connection.cursor() as cursor:
         cursor.execute(

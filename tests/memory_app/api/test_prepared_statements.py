@@ -35,6 +35,22 @@ def test_the_key_lookup_the_turn_scope_and_the_text_side_are_prepared_and_the_ve
     assert not [name for name, text in held.items() if "<=>" in text]
 
 
+def test_prepared_statements_run_their_generic_plan_from_the_first_call(tools):
+    """Planning the text side took longer than running it; PostgreSQL's
+    default would plan it afresh for at least its first five calls."""
+    make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
+    for _ in range(3):
+        tools.ok("memory_search", {"query": "consumer lag", "mode": "hybrid"})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(generic_plans), sum(custom_plans) FROM pg_prepared_statements"
+            " WHERE name LIKE 'memory_%%'"
+        )
+        generic, custom = cursor.fetchone()
+    assert generic >= 3 + 3  # the key's lookup and the text side, three times each
+    assert custom == 0
+
+
 def test_a_key_is_found_again_after_its_statement_was_dropped(owner):
     issued = api_key_issue(user=owner)
     assert api_key_find(issued.raw).user == owner
