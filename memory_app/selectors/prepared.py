@@ -31,6 +31,10 @@ _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s|%s")
 # The statements each open connection holds, by the driver's connection
 # object: a new connection (pool refill, reconnect) starts with none.
 _held: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+# Connections that found a statement gone (DEALLOCATE, DISCARD ALL): one or
+# all may have gone, so the server is asked which are left before the next
+# statement runs, and none is prepared twice.
+_unsure: weakref.WeakSet = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,10 @@ def execute_prepared[T](
     """
     if not connection.settings_dict.get("OPTIONS", {}).get("pool"):
         return execute_meanwhile(cursor, statement.sql, params, meanwhile)
-    held = _held.setdefault(connection.connection, set())
+    driver = connection.connection
+    held = _held.setdefault(driver, set())
+    if driver in _unsure:
+        _learn_held(cursor, held)
     if statement.name not in held:
         cursor.execute(statement.prepare)
         held.add(statement.name)
@@ -79,17 +86,25 @@ def execute_prepared[T](
     except ProgrammingError as error:
         if not isinstance(error.__cause__, InvalidSqlStatementName):
             raise
-        held.clear()
+        _unsure.add(driver)
         # Inside a transaction the failure has aborted it: the caller's
         # error stands, and the next call prepares again.
         if connection.in_atomic_block:
             raise
+        _learn_held(cursor, held)
         cursor.execute(statement.prepare)
         held.add(statement.name)
         cursor.execute(statement.execute, params)
         if meanwhile is None:
             return None
         return done[0] if done else meanwhile()
+
+
+def _learn_held(cursor, held: set[str]) -> None:
+    """Keep in `held` only the statements the server still holds."""
+    cursor.execute("SELECT name FROM pg_prepared_statements")
+    held.intersection_update(name for (name,) in cursor.fetchall())
+    _unsure.discard(connection.connection)
 
 
 def execute_meanwhile[T](

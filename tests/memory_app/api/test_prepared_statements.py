@@ -63,6 +63,23 @@ def test_a_key_is_found_again_after_its_statement_was_dropped(owner):
     assert api_key_find(issued.raw).user == owner
 
 
+def test_after_one_failure_in_a_transaction_every_dropped_statement_is_prepared_again(
+    tools, owner
+):
+    """A statement found gone inside a transaction fails that call; the
+    server then says which statements are left, so the next call prepares
+    all the dropped ones, not only the one that failed."""
+    make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
+    tools.ok("memory_context", {"message": "what about consumer lag?"})
+    issued = api_key_issue(user=owner)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    with pytest.raises(ProgrammingError), transaction.atomic():
+        api_key_find(issued.raw)
+    body = tools.ok("memory_context", {"message": "what about consumer lag?"})
+    assert "Kafka consumer lag" in body["context"]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_outside_a_transaction_a_dropped_statement_is_prepared_again_at_once(owner):
     issued = api_key_issue(user=owner)
@@ -100,7 +117,8 @@ def test_a_pooled_connection_handed_out_again_keeps_its_statements(owner):
 def test_a_search_whose_text_statement_was_dropped_prepares_it_again(tools):
     """The text side runs in pipeline mode while the query is embedded; a
     statement dropped behind its back is reported when the pipeline ends,
-    and outside a transaction it is prepared again at once."""
+    and outside a transaction it is prepared again at once, the others
+    left as they are."""
     make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
     first = tools.ok("memory_search", {"query": "consumer lag"})
     text_side = [name for name in _prepared_statements() if name.startswith("memory_text_side_")]
@@ -114,3 +132,5 @@ def test_a_search_whose_text_statement_was_dropped_prepares_it_again(tools):
         == [hit["path"] for hit in first["results"]]
     )
     assert text_side and set(text_side) <= _prepared_statements().keys()
+    # The statements that were not dropped are still known to be held.
+    tools.ok("memory_context", {"message": "what about consumer lag?"})
