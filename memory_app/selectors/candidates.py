@@ -62,6 +62,8 @@ TERM_CAP_BESIDE_VECTORS = 100
 # reads to skip the store index (`Reads`); the store test as the filter
 # writes it, and as written so no index serves it.
 BROAD_SHARE = 0.3
+# Stores holding at most about this many rows are read whole (`Reads`).
+SMALL_SCOPE_ROWS = 2000
 STORE_TEST = "store_id = ANY(%s)"
 STORE_TEST_UNINDEXED = "store_id + 0 = ANY(%s)"
 # BM25's k1 on ts_rank's log-length-normalised term weight: where a term's
@@ -189,8 +191,16 @@ def gather(
     if lexical:
         cap = TERM_CAP if vector is None else TERM_CAP_BESIDE_VECTORS
         if isinstance(documents, Where):
-            share = term_statistics().share_of(documents.stores)
-            reads = Reads(where, where_params, cap, documents.unindexed_stores_sql(), share)
+            statistics = term_statistics()
+            rows = statistics.rows_in(documents.stores)
+            reads = Reads(
+                where,
+                where_params,
+                cap,
+                documents.unindexed_stores_sql(),
+                statistics.share_of(documents.stores),
+                small=rows is not None and rows <= SMALL_SCOPE_ROWS,
+            )
         else:
             # A queryset's filter may name any column of the documents table.
             reads = Reads(f"id IN (SELECT id FROM {TABLE} WHERE {where})", where_params, cap)
@@ -372,8 +382,12 @@ class Reads:
     documents. When the stores hold much of the table (their `share`, from
     the column statistics) the store test is written so no index serves it
     (`broad_where`), and the matches are read until the cap: half the cost
-    there, and many times the cost for small stores, which keep the
-    intersection (docs/benchmarks.md).
+    there, and many times the cost for middling stores, which keep the
+    intersection. When they hold only a few hundred rows (`small`) the
+    index is not read at all: a common word's bitmap covered 60,000 rows
+    of 100,000, 5 ms a term, to keep the 200 of one conversation. Their
+    rows are read once by the store index and every term tested on them
+    (docs/benchmarks.md).
     """
 
     where: str
@@ -383,10 +397,26 @@ class Reads:
     cap: int
     broad_where: str | None = None
     share: float = 0.0
+    small: bool = False
+
+    def scope(self) -> tuple[str, list]:
+        """The CTE holding a small scope's rows, read once (or nothing)."""
+        if not self.small:
+            return "", []
+        return (
+            f"scope AS MATERIALIZED (SELECT id, search_vector FROM {TERMS_TABLE}"
+            f" WHERE {self.where}), ",
+            list(self.where_params),
+        )
 
     def capped(self, query: str, columns: str) -> tuple[str, list]:
         """`columns` of the first `cap` matches of the tsquery expression
         `query`, in the table's order."""
+        if self.small:
+            return (
+                f"SELECT {columns} FROM scope WHERE search_vector @@ {query} LIMIT {int(self.cap)}",
+                [],
+            )
         broad = self.broad_where is not None and self.share >= BROAD_SHARE
         condition = self.broad_where if broad else self.where
         # The cap is written out: a prepared statement's plan then knows it.
@@ -417,6 +447,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
     """
     identifiers, rest = split_identifiers(query_text)
     common = term_statistics().common(reads.share, reads.cap)
+    scope, scope_params = reads.scope()
     rare_reads, rare_params = reads.capped("t.q", "id, ts_rank(search_vector, t.q, 1) AS r")
     together_reads, together_params = reads.capped("a.q", "id, search_vector")
     sql = (
@@ -430,6 +461,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
         ") AS raw WHERE numnode(q) > 0 GROUP BY q LIMIT %s), "
         "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
         " WHERE oid = %s::regclass), "
+        f"{scope}"
         # An estimate, so held under the collection's size.
         "common AS MATERIALIZED (SELECT t.q, t.identifier, least(c.df, collection.n) AS df"
         " FROM terms AS t CROSS JOIN collection"
@@ -466,6 +498,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
         rest,
         MAX_TERMS,
         TABLE,
+        *scope_params,
         list(common),
         list(common.values()),
         *rare_params,

@@ -8,6 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory_app.models import DocState, MemoryDocument, Trust
 from memory_app.selectors import candidates, search, term_statistics
+from memory_app.selectors.term_statistics import TermStatistics, unlisted_store_share
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -255,8 +256,9 @@ def analysed_runbooks(runbooks):
     return runbooks
 
 
-def _term_reads(tools, monkeypatch, broad_share: float) -> tuple[list, str]:
+def _term_reads(tools, monkeypatch, broad_share: float, small_rows: int = 0) -> tuple[list, str]:
     monkeypatch.setattr(candidates, "BROAD_SHARE", broad_share)
+    monkeypatch.setattr(candidates, "SMALL_SCOPE_ROWS", small_rows)
     # Above every term's count: each is read on its own.
     monkeypatch.setattr(candidates, "TERM_CAP_BESIDE_VECTORS", 50)
     with CaptureQueriesContext(connection) as queries:
@@ -278,18 +280,52 @@ def _text_statement(queries: CaptureQueriesContext) -> str:
     return statement
 
 
-def test_term_reads_find_the_same_matches_with_or_without_the_store_index(
+def test_term_reads_find_the_same_matches_however_the_stores_are_read(
     tools, analysed_runbooks, monkeypatch
 ):
-    """Whether a term's matches are intersected with the store index or
-    filtered by store as they are read (chosen by the stores' share of the
-    table in the column statistics), the matches and the ranking are the
-    same."""
+    """Whether a term's matches are intersected with the store index,
+    filtered by store as they are read, or found among the stores' rows
+    read whole (chosen by the stores' share of the table in the column
+    statistics), the matches and the ranking are the same."""
     broad, broad_statement = _term_reads(tools, monkeypatch, broad_share=0.3)
     narrow, narrow_statement = _term_reads(tools, monkeypatch, broad_share=1.01)
-    assert broad == narrow and len(broad) == 10
+    whole, whole_statement = _term_reads(tools, monkeypatch, broad_share=0.3, small_rows=2000)
+    assert broad == narrow == whole and len(broad) == 10
     assert "store_id + 0 = ANY" in broad_statement
     assert "store_id + 0 = ANY" not in narrow_statement
+    assert "FROM scope WHERE search_vector @@ t.q" not in narrow_statement
+    assert "FROM scope WHERE search_vector @@ t.q" in whole_statement
+
+
+def test_a_small_store_is_read_whole_once_the_statistics_count_its_rows(
+    tools, runbooks, monkeypatch
+):
+    monkeypatch.setattr(candidates, "TERM_CAP", 50)
+    for index in range(5):
+        make_document(runbooks, path=f"lag/{index}", title=f"Lag {index}", content=KAFKA)
+    make_document(runbooks, path="dns/0", title="DNS", content=DNS)
+    question = {"query": "consumer lag on the orders topic", "mode": "text"}
+    with CaptureQueriesContext(connection) as before_statistics:
+        before = _paths(tools.ok("memory_search", question))
+    _analyze()
+    with CaptureQueriesContext(connection) as after_statistics:
+        after = _paths(tools.ok("memory_search", question))
+    assert before == after and len(after) == 5
+    assert "FROM scope" not in _text_statement(before_statistics)
+    assert "FROM scope WHERE search_vector @@ t.q" in _text_statement(after_statistics)
+
+
+def test_stores_the_statistics_do_not_list_are_estimated_as_the_planner_does():
+    # 10 stores counted, 0.9 of the rows among them; 20 others share the rest.
+    listed = {store: 0.09 for store in range(10)}
+    other = unlisted_store_share(listed, distinct=30, rows=100_000)
+    assert other == pytest.approx(0.1 / 20)
+    statistics = TermStatistics(100_000, listed, {}, other)
+    assert statistics.rows_in((0, 50)) == pytest.approx(9000 + 500)
+    assert statistics.rows_in(None) is None
+    assert TermStatistics(0, {}, {}).rows_in((1,)) is None
+    # A negative n_distinct is a share of the rows.
+    assert unlisted_store_share({}, distinct=-0.5, rows=1000) == pytest.approx(1 / 500)
 
 
 def _analyze():
