@@ -7,8 +7,9 @@ Loads N realistic documents with real embeddings (bulk path: the HNSW index
 is dropped during the load and rebuilt after) spread like a real install:
 30% workspace, 30% over 10 system stores (the benchmark agent may read 3),
 40% over 200 conversation stores (the agent takes part in one). Then prints
-p50/p95/p99 of: the query embedding alone; memory_search and memory_context
-server-side; and both end to end over HTTP against uvicorn on the loopback.
+p50/p95/p99 of: the query embedding alone; memory_search (over the agent's
+every store, and in its one conversation) and memory_context server-side;
+and the same end to end over HTTP against uvicorn on the loopback.
 
 With `--data-dir` the loaded database is kept there and reused by the next
 run, so the long 100k load can happen once (`--load-only`) and the
@@ -195,6 +196,10 @@ def main() -> None:
         ("query embedding", lambda: embed_text(next(cycle))),
         ("memory_search server-side", lambda: memory_search(actor=actor, query=next(cycle))),
         (
+            "  in its conversation only",
+            lambda: memory_search(actor=actor, query=next(cycle), stores=["conversation"]),
+        ),
+        (
             "memory_context server-side",
             lambda: memory_context_load(actor=actor, message=next(cycle)),
         ),
@@ -219,14 +224,18 @@ def main() -> None:
             response.read()
             assert response.status == 200, response.status
 
-        for tool, field in [("memory_search", "query"), ("memory_context", "message")]:
+        for label, tool, field, extra in [
+            ("memory_search over HTTP", "memory_search", "query", {}),
+            ("  in its conversation only", "memory_search", "query", {"stores": ["conversation"]}),
+            ("memory_context over HTTP", "memory_context", "message", {}),
+        ]:
 
-            def one(tool=tool, field=field) -> None:
-                call(tool, {field: next(cycle)})
+            def one(tool=tool, field=field, extra=extra) -> None:
+                call(tool, {field: next(cycle), **extra})
 
             timed(one, 10)
             samples = timed(one, len(queries))
-            print(f"{tool + ' over HTTP':<32} {percentiles(samples)}")
+            print(f"{label:<32} {percentiles(samples)}")
     finally:
         server.terminate()
         server.wait()
