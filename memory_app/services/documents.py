@@ -4,8 +4,11 @@ This is the bottom of the write path: it assumes validation, policy and the
 safety scan already happened (remember.py, promote.py, the seed).
 """
 
+import functools
 import logging
+import os
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.db.models.constants import OnConflict
 
-from memory_app.embeddings import document_text, embed_text, get_backend
+from memory_app.embeddings import document_text, embed_text, get_backend, usable_cores
 from memory_app.hashing import sha256_text
 from memory_app.models import ChangeKind, MemoryDocument, MemoryStore, MemoryVersion
 from memory_app.services.versions import SourceRef, version_append
@@ -133,6 +136,20 @@ def embedding_for(title: str, recall_hint: str, content: str) -> np.ndarray | No
     except Exception:
         logger.exception("embedding failed; the embed job will retry")
         return None
+
+
+def embedding_soon(title: str, recall_hint: str, content: str) -> Future[np.ndarray | None]:
+    """`embedding_for` on a thread of its own, so that a write scans its
+    text and counts its quota while the model runs (the model releases the
+    GIL; it took about half of a write's 16 ms, docs/benchmarks.md)."""
+    return _embedding_threads(os.getpid()).submit(embedding_for, title, recall_hint, content)
+
+
+@functools.cache
+def _embedding_threads(pid: int) -> ThreadPoolExecutor:
+    """One pool per process (by `pid`): a forked worker never inherits
+    its parent's threads, which do not exist in the child."""
+    return ThreadPoolExecutor(usable_cores(), thread_name_prefix="write-embedding")
 
 
 def vector_holds(

@@ -16,7 +16,7 @@ from memory_app.services.dedup import near_duplicate
 from memory_app.services.documents import (
     WriteResult,
     document_insert,
-    embedding_for,
+    embedding_soon,
     head_update,
     vector_holds,
 )
@@ -109,6 +109,10 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     # the very text the scanner objects to.
     with recording_refusals(actor, tool="memory_remember", store=data.store):
         check_store_write(actor, store, doc_type=values["doc_type"])
+        embedded = (values["title"], values["recall_hint"], data.content)
+        holds = vector_holds(found and found.document, *embedded)
+        # The model runs while the text is scanned and the quota counted.
+        embedding = None if holds else embedding_soon(*embedded)
         findings = scan_for_store(
             agent_text_fields(
                 path=path,
@@ -121,9 +125,6 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
             ),
             store,
         )
-    embedded = (values["title"], values["recall_hint"], data.content)
-    holds = vector_holds(found and found.document, *embedded)
-    embedding = None if holds else embedding_for(*embedded)
     version_kwargs = {
         "on_behalf_of": actor.on_behalf_of,
         "run_id": actor.run_id,
@@ -133,7 +134,8 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     # per write, and no written document without its event.
     with transaction.atomic():
         check_write_quota(actor)
-        result = _write(actor, store, path, data, embedding, version_kwargs, found)
+        vector = embedding.result() if embedding is not None else None
+        result = _write(actor, store, path, data, vector, version_kwargs, found)
         if result.document.embedding is None:
             _embed_later(result.document)
         event_record(

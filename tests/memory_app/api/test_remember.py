@@ -54,6 +54,23 @@ def _vector(document_id):
     return list(MemoryDocument.objects.get(pk=document_id).embedding)
 
 
+def test_a_write_whose_model_fails_is_kept_and_embedded_later(tools, monkeypatch, caplog):
+    """The model runs on a thread of its own while the write goes on; its
+    failure reaches the write as a missing vector, never as an error."""
+    backend = get_backend()
+
+    def broken(texts):
+        raise RuntimeError("model unavailable")
+
+    monkeypatch.setattr(backend, "embed", broken)
+    later = []
+    monkeypatch.setattr(remember, "_embed_later", later.append)
+    body = tools.ok("memory_remember", remember_body(), status=201)
+    assert MemoryDocument.objects.get(pk=body["id"]).embedding is None
+    assert [str(document.pk) for document in later] == [body["id"]]
+    assert "embedding failed" in caplog.text
+
+
 def test_a_re_save_or_a_metadata_change_keeps_the_vector_without_a_model_call(tools, model_calls):
     first = tools.ok("memory_remember", remember_body(), status=201)
     vector = _vector(first["id"])
