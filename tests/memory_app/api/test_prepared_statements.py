@@ -63,9 +63,7 @@ def test_a_key_is_found_again_after_its_statement_was_dropped(owner):
     assert api_key_find(issued.raw).user == owner
 
 
-def test_after_one_failure_in_a_transaction_every_dropped_statement_is_prepared_again(
-    tools, owner
-):
+def test_after_one_failure_in_a_transaction_every_dropped_statement_is_prepared_again(tools, owner):
     """A statement found gone inside a transaction fails that call; the
     server then says which statements are left, so the next call prepares
     all the dropped ones, not only the one that failed."""
