@@ -144,11 +144,14 @@ class Where:
 
     `stores` are the store ids it keeps (STORE_TEST in `sql`): with them
     the lexical reads can pick their plan by the stores' share of the table
-    (`Reads`) and judge a term common or rare within them."""
+    (`Reads`) and judge a term common or rare within them, and the nearest
+    neighbours theirs (`_nearest`). `narrowed` says it also keeps only some
+    types or tags, whose share only a plan made for the values can judge."""
 
     sql: str
     params: tuple = ()
     stores: tuple[int, ...] | None = None
+    narrowed: bool = False
 
     def __post_init__(self) -> None:
         if self.stores is not None and self.sql.count(STORE_TEST) != 1:
@@ -188,18 +191,29 @@ def gather(
     except EmptyResultSet:
         return []
     text = None
+    small = False
+    if isinstance(documents, Where):
+        statistics = term_statistics()
+        rows = statistics.rows_in(documents.stores)
+        small = rows is not None and rows <= SMALL_SCOPE_ROWS
+    # The hot paths' filters run prepared, on plans chosen here (`_nearest`);
+    # a question about time or a filter on types or tags is planned for its values.
+    prepare = (
+        isinstance(documents, Where)
+        and documents.stores is not None
+        and not documents.narrowed
+        and window is None
+    )
     if lexical:
         cap = TERM_CAP if vector is None else TERM_CAP_BESIDE_VECTORS
         if isinstance(documents, Where):
-            statistics = term_statistics()
-            rows = statistics.rows_in(documents.stores)
             reads = Reads(
                 where,
                 where_params,
                 cap,
                 documents.unindexed_stores_sql(),
                 statistics.share_of(documents.stores),
-                small=rows is not None and rows <= SMALL_SCOPE_ROWS,
+                small=small,
             )
         else:
             # A queryset's filter may name any column of the documents table.
@@ -223,12 +237,16 @@ def gather(
         params += [*where_params, text.ids]
         lists.append("text")
     if vector_text is not None:
+        nearest_where = where
+        if prepare:
+            nearest_where = where if small else documents.unindexed_stores_sql()
         ctes.append(
-            f"semantic AS MATERIALIZED (SELECT id FROM {TABLE} WHERE {where} "
-            f"AND embedding IS NOT NULL AND embedding_model = %s "
-            f"ORDER BY embedding <=> %s::vector LIMIT %s)"
+            "semantic AS MATERIALIZED (SELECT id FROM (SELECT id, embedding <=> %s::vector AS d"
+            f" FROM {TABLE} WHERE {nearest_where} AND embedding IS NOT NULL"
+            f" AND embedding_model = %s ORDER BY {_nearest(prepare and small)}"
+            f" LIMIT {_rows_read(k)}) AS nearest ORDER BY d LIMIT %s)"
         )
-        params += [*where_params, get_backend().model_id, vector_text, k]
+        params += [vector_text, *where_params, get_backend().model_id, vector_text, k]
         lists.append("semantic")
         if window is not None:
             condition, condition_params = _window_condition(window)
@@ -274,7 +292,10 @@ def gather(
     )
     with connection.cursor() as cursor:
         # The final SELECT's placeholders come after every CTE's.
-        cursor.execute(sql, [*params, *final_params])
+        if prepare:
+            execute_prepared(cursor, _named("memory_scored", sql), [*params, *final_params])
+        else:
+            cursor.execute(sql, [*params, *final_params])
         rows = cursor.fetchall()
     width = len(selected.fields)
     found = []
@@ -337,13 +358,14 @@ def _text_side(
     than to run at 100,000 documents (docs/benchmarks.md).
     """
     sql, params = _lexical_ctes(reads, query_text, k)
-    statement = _text_statement(
+    statement = _named(
+        "memory_text_side",
         f"WITH {sql}, weighted AS (SELECT t.q, t.identifier, df.weight"
         " FROM terms AS t JOIN df USING (q))"
         " SELECT ARRAY(SELECT id FROM text_top), agg.terms, agg.identifiers, agg.weights,"
         " (SELECT w FROM total)"
         " FROM (SELECT array_agg(q::text) AS terms, array_agg(identifier) AS identifiers,"
-        " array_agg(weight) AS weights FROM weighted) AS agg"
+        " array_agg(weight) AS weights FROM weighted) AS agg",
     )
     with connection.cursor() as cursor:
         if prepare:
@@ -356,11 +378,39 @@ def _text_side(
 
 
 @functools.lru_cache(maxsize=64)
-def _text_statement(sql: str) -> Prepared:
-    """The text statement, named by a digest of its text: each shape of
-    the filter (type, tag and draft filters; a broad read) has its own."""
+def _named(prefix: str, sql: str) -> Prepared:
+    """A candidate statement, named by a digest of its text: each shape of
+    the filter (type, tag and draft filters; a broad or small read; which
+    lists run) has its own."""
     digest = hashlib.blake2b(sql.encode(), digest_size=8).hexdigest()
-    return prepared(f"memory_text_side_{digest}", sql)
+    return prepared(f"{prefix}_{digest}", sql)
+
+
+def _rows_read(k: int) -> int:
+    """How many neighbours the index is asked for: k rounded up to a power
+    of two, of which the k nearest are kept. The number is written into the
+    statement, so its plan knows it (a generic plan's guess at a LIMIT
+    parameter is a tenth of the rows, where a sort of them all can look
+    cheaper than the index), and a connection holds a few shapes, not one
+    per k."""
+    return 1 << max(3, (k - 1).bit_length())
+
+
+def _nearest(exact: bool) -> str:
+    """The nearest neighbours' order, as a prepared statement's one plan
+    must read them.
+
+    A plan made once for every value of the filter cannot weigh the stores'
+    share of the table, so the statement says which read it wants. Across
+    many rows the HNSW index, with the store test written so no other index
+    serves it: the alternative, a sort of every row in the stores, is the
+    plan a generic estimate may pick (0.4 ms to 12 ms, measured). In a small
+    scope (`SMALL_SCOPE_ROWS`) the distance is computed on its few rows
+    through the store index, written so the HNSW index cannot serve it: an
+    index scan that must pass over the rest of the table to find k of them
+    is the slow plan there, and the exact order is the better answer.
+    """
+    return "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
 
 
 @functools.cache

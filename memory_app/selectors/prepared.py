@@ -1,17 +1,18 @@
 """Server-side prepared statements for the hand-written statements every
-tool call runs (the API key's lookup, the turn's scope, the text side of a
-search), and for no other.
+tool call runs (the API key's lookup, the turn's scope, a search's two
+candidate statements), and for no other.
 
 PostgreSQL plans a statement anew each time it receives its text: the key's
 lookup spent 0.5 ms planning against 0.1 ms running, the turn's scope
 1.2 ms against 0.3 ms (docs/benchmarks.md). Django keeps psycopg's automatic
-preparing off, and it must stay off: a prepared vector query may switch to
-a generic plan that ignores the HNSW index (0.4 ms to 12 ms, measured;
-tests/memory_app/test_vector_session.py). So only the statements passed
-here are prepared, by name, with SQL PREPARE, on each database connection
-the first time it runs one; a pooled connection handed out again keeps
-them. A connection whose statements were dropped behind our back (DISCARD
-ALL, DEALLOCATE ALL) prepares them again. Without the per-process pool
+preparing off, and it must stay off: a vector query prepared as written may
+switch to a generic plan that ignores the HNSW index (0.4 ms to 12 ms,
+measured; tests/memory_app/test_vector_session.py), so the one that is
+prepared here is written for its generic plan (candidates._nearest). Only
+the statements passed here are prepared, by name, with SQL PREPARE, on
+each database connection the first time it runs one; a pooled connection
+handed out again keeps them. A connection whose statements were dropped
+behind our back (DISCARD ALL, DEALLOCATE ALL) prepares them again. Without the per-process pool
 (DATABASE_POOL_SIZE=0, as behind an external pooler that shares server
 sessions) statements run unprepared.
 """

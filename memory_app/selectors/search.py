@@ -204,7 +204,12 @@ def searchable_documents(
     if not include_drafts:
         conditions.append("trust <> %s AND state <> %s")
         params += [Trust.AGENT_DRAFT, DocState.CONSTRAINED]
-    return Where(" AND ".join(conditions), tuple(params), stores=tuple(scope))
+    return Where(
+        " AND ".join(conditions),
+        tuple(params),
+        stores=tuple(scope),
+        narrowed=bool(doc_types or tags),
+    )
 
 
 # The driver's connections whose session already holds the search options: a
@@ -221,8 +226,8 @@ def search_session(sender, connection, **kwargs) -> None:
     PostgreSQL's default plans a prepared statement afresh for its first
     five calls and often keeps doing so; the text side's plan took longer to
     make than to run (docs/benchmarks.md). Only those named statements are
-    prepared: the vector query, whose generic plan would ignore the HNSW
-    index, never is.
+    prepared; the one among them that reads vectors says which read it
+    wants (candidates._nearest).
     """
     if connection.connection in _search_sessions:
         return

@@ -1,5 +1,6 @@
 """memory_context and memory_mark_used (DESIGN §4)."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -310,14 +311,24 @@ def test_a_read_naming_an_unknown_conversation_creates_nothing(caller_for, revie
 def test_pinned_documents_are_read_through_their_partial_index(tools, reviewed):
     """The pinned list must come from the small partial index, not from every
     document of the turn's stores: at 100,000 documents that scan took most
-    of a context call. The plan is asked for with sequential scans priced
-    out, so only the index's predicate decides whether it can be used."""
+    of a context call. The statement's one plan is made again with the
+    table's statistics taken and sequential scans priced out, so only the
+    index's predicate decides whether it can be used."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {MemoryDocument._meta.db_table}")
     with CaptureQueriesContext(connection) as queries:
         tools.ok("memory_context", {"message": MESSAGE})
-    (statement,) = [q["sql"] for q in queries.captured_queries if "pinned AS" in q["sql"]]
+    names = [
+        match.group(1)
+        for q in queries.captured_queries
+        if (match := re.match(r"EXECUTE (memory_scored_\w+)\(", q["sql"]))
+    ]
     with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = ANY(%s)", [names])
+        (statement,) = [row[0] for row in cursor.fetchall() if "pinned AS" in row[0]]
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(f"EXPLAIN {statement}")
+        # The statement's one plan, made afresh under these settings.
+        cursor.execute(f"EXPLAIN (GENERIC_PLAN) {statement.split(' AS ', 1)[1]}")
         plan = "\n".join(row[0] for row in cursor.fetchall())
     pinned_plan = plan[plan.index("CTE pinned") :].split("  CTE ")[0]
     assert "document_pinned_any_state" in pinned_plan, pinned_plan

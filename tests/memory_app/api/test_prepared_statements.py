@@ -23,16 +23,19 @@ def test_a_statement_with_named_parameters_numbers_each_name_once():
     assert prepared("t", "SELECT %s, %s").execute == "EXECUTE t(%s, %s)"
 
 
-def test_the_key_lookup_the_turn_scope_and_the_text_side_are_prepared_and_the_vector_query_is_not(
-    tools,
-):
+def test_the_hot_statements_are_prepared_and_only_named_ones_read_vectors(tools):
+    """The key's lookup, the turn's scope and both candidate statements run
+    prepared; a vector is read only by the named scored statement, whose
+    nearest-neighbour read is written for its one plan (candidates._nearest),
+    never by a statement the driver prepared on its own."""
     make_document(WorkspaceStoreFactory(slug="runbooks"), path="a", content="Kafka consumer lag")
     tools.ok("memory_search", {"query": "consumer lag", "mode": "semantic"})
     tools.ok("memory_context", {"message": "what about consumer lag?"})
     held = _prepared_statements()
     assert {"memory_api_key_lookup", "memory_turn_scope"} <= held.keys()
     assert [name for name in held if name.startswith("memory_text_side_")]
-    assert not [name for name, text in held.items() if "<=>" in text]
+    vector_reads = [name for name, text in held.items() if "<=>" in text]
+    assert vector_reads and all(name.startswith("memory_scored_") for name in vector_reads)
 
 
 def test_prepared_statements_run_their_generic_plan_from_the_first_call(tools):

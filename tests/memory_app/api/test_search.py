@@ -161,7 +161,8 @@ def test_an_unreadable_store_filter_is_404(tools, payments):
 def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_queries):
     for n in range(40):
         make_document(runbooks, path=f"r/{n}", title=f"Kafka lag {n}", content=f"{KAFKA} {n}")
-    tools.ok("memory_search", {"query": "warm up"})
+    # The first search of a shape on a connection prepares its statements.
+    tools.ok("memory_search", {"query": "warm up", "limit": 20})
     # API key with its memory permissions, the conversation with the turn's stores,
     # the text side's statement and the candidates'.
     with django_assert_max_num_queries(4):
@@ -295,6 +296,62 @@ def test_term_reads_find_the_same_matches_however_the_stores_are_read(
     assert "store_id + 0 = ANY" not in narrow_statement
     assert "FROM scope WHERE search_vector @@ t.q" not in narrow_statement
     assert "FROM scope WHERE search_vector @@ t.q" in whole_statement
+
+
+def _scored_statement(queries: CaptureQueriesContext) -> str | None:
+    """The text of the prepared scored statement the captured call ran, or None."""
+    names = [
+        match.group(1)
+        for q in queries.captured_queries
+        if (match := re.match(r"EXECUTE (memory_scored_\w+)\(", q["sql"]))
+    ]
+    if not names:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", names)
+        (statement,) = cursor.fetchone()
+    return statement
+
+
+def test_nearest_neighbours_are_the_same_read_by_the_index_or_computed_in_a_small_store(
+    tools, analysed_runbooks, monkeypatch
+):
+    """The prepared scored statement's one plan cannot weigh the stores'
+    share, so it says how to read: the HNSW index across many rows (no other
+    index may serve the store test), every distance computed in a small
+    store. Both give the same answer."""
+    make_document(analysed_runbooks, path="dns/cache", title="DNS", content=DNS)
+    question = {"query": "name resolution keeps failing on some nodes", "mode": "semantic"}
+    answers, statements = [], []
+    for small_rows in (0, 2000):
+        monkeypatch.setattr(candidates, "SMALL_SCOPE_ROWS", small_rows)
+        with CaptureQueriesContext(connection) as queries:
+            body = tools.ok("memory_search", question)
+        answers.append([(hit["path"], hit["score"]) for hit in body["results"]])
+        statements.append(_scored_statement(queries))
+    assert answers[0] == answers[1] and answers[0][0][0] == "dns/cache"
+    across, small = statements
+    assert "store_id + 0 = ANY" in across and "::vector) + 0" not in across
+    assert "::vector) + 0" in small and "store_id + 0 = ANY" not in small
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        {"query": "consumer lag", "tags": ["kafka"]},
+        {"query": "consumer lag", "doc_types": ["runbook"]},
+        {"query": "what did we change about consumer lag last week"},
+    ],
+)
+def test_a_search_narrowed_by_type_tag_or_time_is_planned_for_its_values(
+    tools, analysed_runbooks, question
+):
+    """How many rows a tag, a type or a time keeps only a plan made for the
+    values can weigh: such a search runs its scored statement unprepared."""
+    with CaptureQueriesContext(connection) as queries:
+        tools.ok("memory_search", question)
+    assert _scored_statement(queries) is None
+    assert [q for q in queries.captured_queries if q["sql"].startswith("WITH text_top")]
 
 
 def test_a_small_store_is_read_whole_once_the_statistics_count_its_rows(
