@@ -496,7 +496,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
     the query's total weight counts the words no memory holds.
     """
     identifiers, rest = split_identifiers(query_text)
-    common = term_statistics().common(reads.share, reads.cap)
+    lexemes, estimates = term_statistics().common_arrays(reads.share, reads.cap)
     scope, scope_params = reads.scope()
     rare_reads, rare_params = reads.capped("t.q", "id, ts_rank(search_vector, t.q, 1) AS r")
     together_reads, together_params = reads.capped("a.q", "id, search_vector")
@@ -549,8 +549,8 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
         MAX_TERMS,
         TABLE,
         *scope_params,
-        list(common),
-        list(common.values()),
+        lexemes,
+        estimates,
         *rare_params,
         *together_params,
         SATURATION,

@@ -13,7 +13,7 @@ grows, and a minute's delay changes nothing they decide.
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection
 
@@ -34,6 +34,8 @@ class TermStatistics:
     # Share of the table's rows in each store they do not count: the
     # planner's own estimate, the rest spread evenly over the other stores.
     other_store_share: float = 0.0
+    # `common_arrays` by its arguments: the same stores ask the same again.
+    _arrays: dict = field(default_factory=dict, compare=False, repr=False)
 
     def share_of(self, stores: tuple[int, ...] | None) -> float:
         """The stores' share of the table: 0 when unknown."""
@@ -58,6 +60,23 @@ class TermStatistics:
             for lexeme, frequency in self.lexeme_share.items()
             if frequency * documents >= at_least
         }
+
+    def common_arrays(self, share: float, at_least: int) -> tuple[str, str]:
+        """`common` as two array literals, the lexemes and their estimates,
+        written once per scope: the driver spent 0.27 ms turning the two
+        lists of 157 values into SQL on every search."""
+        key = (share, at_least)
+        if key not in self._arrays:
+            common = self.common(share, at_least)
+            lexemes = ",".join(_quoted(lexeme) for lexeme in common)
+            estimates = ",".join(repr(float(df)) for df in common.values())
+            self._arrays[key] = (f"{{{lexemes}}}", f"{{{estimates}}}")
+        return self._arrays[key]
+
+
+def _quoted(element: str) -> str:
+    """An element of a PostgreSQL array literal, whatever it holds."""
+    return '"' + element.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 _lock = threading.Lock()

@@ -385,6 +385,28 @@ def test_stores_the_statistics_do_not_list_are_estimated_as_the_planner_does():
     assert unlisted_store_share({}, distinct=-0.5, rows=1000) == pytest.approx(1 / 500)
 
 
+def test_the_common_terms_reach_the_statement_as_they_were_counted():
+    """The common lexemes and their estimates go to PostgreSQL as array
+    literals written once per scope; whatever a lexeme holds comes back
+    the same."""
+    lexemes = {
+        "lag": 0.5,
+        "a,b": 0.4,
+        'say "hi"': 0.3,
+        "back\\slash": 0.2,
+        "{x}": 0.1,
+        "rare": 0.0001,
+    }
+    statistics = TermStatistics(1000, {}, lexemes)
+    texts, estimates = statistics.common_arrays(0.5, 40)
+    assert statistics.common_arrays(0.5, 40) is statistics.common_arrays(0.5, 40)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::text[], %s::float8[]", [texts, estimates])
+        back = dict(zip(*cursor.fetchone(), strict=True))
+    assert back == pytest.approx(statistics.common(0.5, 40))
+    assert set(back) == {"lag", "a,b", 'say "hi"', "back\\slash", "{x}"}
+
+
 def _analyze():
     with connection.cursor() as cursor:
         for table in (MemoryDocument._meta.db_table, candidates.TERMS_TABLE):
