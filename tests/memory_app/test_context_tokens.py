@@ -4,6 +4,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_app import tokens
 from memory_app.actors import Actor
 from memory_app.models import DocState, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.selectors.context import (
@@ -61,3 +62,17 @@ def test_the_parts_add_up_to_the_whole(parts):
     entries = [_entry(number, *part) for number, part in enumerate(parts)]
     text = _assemble(entries)
     assert _assembled_tokens(entries) == (count_tokens(text) if text else 0)
+
+
+def test_a_remembered_count_is_the_count_and_the_oldest_are_let_go(monkeypatch):
+    """Counts are kept by a digest of the text, as many as COUNTS_KEPT."""
+    monkeypatch.setattr(tokens, "COUNTS_KEPT", 3)
+    monkeypatch.setattr(tokens, "_counts", {})
+    texts = [f"memory number {n} " * (n + 1) for n in range(5)]
+    first = [count_tokens(text) for text in texts]
+    again = [count_tokens(text) for text in texts]
+    encoding = tokens._encoding()
+    assert first == again == [len(encoding.encode(text)) for text in texts]
+    assert len(tokens._counts) == 3
+    changed = texts[1] + "and a few more words"
+    assert count_tokens(changed) == len(encoding.encode(changed)) != first[1]
