@@ -32,11 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.harness import ROOT, percentiles, setup_django, timed
 from benchmarks.loading import bulk_load
 
-HNSW = (
-    "CREATE INDEX document_embedding_hnsw ON memory_app_memorydocument "
-    "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-)
-
 
 def build_world(documents: int, rng: random.Random):
     from memory_app.actors import Actor
@@ -82,10 +77,21 @@ def load(plan, agent, rng: random.Random) -> float:
     bulk_load(plan, agent, rng, extra=lambda: {"always_inject": rng.random() < 0.0005})
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '512MB'")
-        cursor.execute(HNSW)
+        cursor.execute(hnsw_index_sql())
         cursor.execute("VACUUM ANALYZE memory_app_memorydocument")
         cursor.execute("VACUUM ANALYZE memory_app_documentterms")
     return time.perf_counter() - started
+
+
+def hnsw_index_sql() -> str:
+    """The HNSW index as the models declare it (migrations build the same)."""
+    from django.db import connection
+
+    from memory_app.models import MemoryDocument
+
+    (index,) = [i for i in MemoryDocument._meta.indexes if i.name == "document_embedding_hnsw"]
+    with connection.schema_editor(collect_sql=True) as editor:
+        return str(index.create_sql(MemoryDocument, editor))
 
 
 def explain(actor, query: str, folder: Path) -> None:

@@ -345,7 +345,7 @@ class MemoryDocument(models.Model):
                 name="document_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
-                ef_construction=64,
+                ef_construction=256,
                 opclasses=["vector_cosine_ops"],
             ),
             models.Index(fields=["store", "state"], name="document_store_state"),
