@@ -12,9 +12,9 @@ prepared here is written for its generic plan (candidates._nearest). Only
 the statements passed here are prepared, by name, with SQL PREPARE, on
 each database connection the first time it runs one; a pooled connection
 handed out again keeps them. A connection whose statements were dropped
-behind our back (DISCARD ALL, DEALLOCATE ALL) prepares them again. Without the per-process pool
-(DATABASE_POOL_SIZE=0, as behind an external pooler that shares server
-sessions) statements run unprepared.
+behind our back (DISCARD ALL, DEALLOCATE ALL) prepares them again.
+Without the per-process pool (DATABASE_POOL_SIZE=0, as behind an external
+pooler that shares server sessions) statements run unprepared.
 """
 
 import contextlib
