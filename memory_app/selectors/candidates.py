@@ -64,6 +64,12 @@ TERM_CAP_BESIDE_VECTORS = 100
 BROAD_SHARE = 0.3
 # Stores holding at most about this many rows are read whole (`Reads`).
 SMALL_SCOPE_ROWS = 2000
+# Stores holding at most about this many rows have every distance computed
+# (`_nearest`): at 100,000 documents, 2,900 rows took p50 2.7 / p95 6.8 ms
+# that way against 4.6 / 10.9 ms through the HNSW index, 5,900 rows 8.6
+# against 3.0 ms (docs/benchmarks.md, "Exact neighbours in a store of
+# a few thousand").
+EXACT_NEIGHBOUR_ROWS = 4000
 STORE_TEST = "store_id = ANY(%s)"
 STORE_TEST_UNINDEXED = "store_id + 0 = ANY(%s)"
 # BM25's k1 on ts_rank's log-length-normalised term weight: where a term's
@@ -191,11 +197,12 @@ def gather(
     except EmptyResultSet:
         return []
     text = None
-    small = False
+    rows = None
     if isinstance(documents, Where):
         statistics = term_statistics()
         rows = statistics.rows_in(documents.stores)
-        small = rows is not None and rows <= SMALL_SCOPE_ROWS
+    small = rows is not None and rows <= SMALL_SCOPE_ROWS
+    exact = rows is not None and rows <= EXACT_NEIGHBOUR_ROWS
     # The hot paths' filters run prepared, on plans chosen here (`_nearest`);
     # a question about time or a filter on types or tags is planned for its values.
     prepare = (
@@ -239,11 +246,11 @@ def gather(
     if vector_text is not None:
         nearest_where = where
         if prepare:
-            nearest_where = where if small else documents.unindexed_stores_sql()
+            nearest_where = where if exact else documents.unindexed_stores_sql()
         ctes.append(
             "semantic AS MATERIALIZED (SELECT id FROM (SELECT id, embedding <=> %s::vector AS d"
             f" FROM {TABLE} WHERE {nearest_where} AND embedding IS NOT NULL"
-            f" AND embedding_model = %s ORDER BY {_nearest(prepare and small)}"
+            f" AND embedding_model = %s ORDER BY {_nearest(prepare and exact)}"
             f" LIMIT {_rows_read(k)}) AS nearest ORDER BY d LIMIT %s)"
         )
         params += [vector_text, *where_params, get_backend().model_id, vector_text, k]
@@ -404,11 +411,12 @@ def _nearest(exact: bool) -> str:
     share of the table, so the statement says which read it wants. Across
     many rows the HNSW index, with the store test written so no other index
     serves it: the alternative, a sort of every row in the stores, is the
-    plan a generic estimate may pick (0.4 ms to 12 ms, measured). In a small
-    scope (`SMALL_SCOPE_ROWS`) the distance is computed on its few rows
-    through the store index, written so the HNSW index cannot serve it: an
-    index scan that must pass over the rest of the table to find k of them
-    is the slow plan there, and the exact order is the better answer.
+    plan a generic estimate may pick (0.4 ms to 12 ms, measured). In a
+    scope of a few thousand rows (`EXACT_NEIGHBOUR_ROWS`) the distance is
+    computed on its rows through the store index, written so the HNSW
+    index cannot serve it: an index scan that must pass over the rest of
+    the table to find k of them is the slower plan there, and the exact
+    order is the better answer.
     """
     return "(embedding <=> %s::vector) + 0" if exact else "embedding <=> %s::vector"
 

@@ -313,18 +313,18 @@ def _scored_statement(queries: CaptureQueriesContext) -> str | None:
     return statement
 
 
-def test_nearest_neighbours_are_the_same_read_by_the_index_or_computed_in_a_small_store(
+def test_nearest_neighbours_are_the_same_read_by_the_index_or_computed_in_a_small_scope(
     tools, analysed_runbooks, monkeypatch
 ):
     """The prepared scored statement's one plan cannot weigh the stores'
     share, so it says how to read: the HNSW index across many rows (no other
-    index may serve the store test), every distance computed in a small
-    store. Both give the same answer."""
+    index may serve the store test), every distance computed in a scope of
+    a few thousand rows. Both give the same answer."""
     make_document(analysed_runbooks, path="dns/cache", title="DNS", content=DNS)
     question = {"query": "name resolution keeps failing on some nodes", "mode": "semantic"}
     answers, statements = [], []
-    for small_rows in (0, 2000):
-        monkeypatch.setattr(candidates, "SMALL_SCOPE_ROWS", small_rows)
+    for exact_rows in (0, 4000):
+        monkeypatch.setattr(candidates, "EXACT_NEIGHBOUR_ROWS", exact_rows)
         with CaptureQueriesContext(connection) as queries:
             body = tools.ok("memory_search", question)
         answers.append([(hit["path"], hit["score"]) for hit in body["results"]])
