@@ -8,8 +8,9 @@ is dropped during the load and rebuilt after) spread like a real install:
 30% workspace, 30% over 10 system stores (the benchmark agent may read 3),
 40% over 200 conversation stores (the agent takes part in one). Then prints
 p50/p95/p99 of: the query embedding alone; memory_search (over the agent's
-every store, and in its one conversation) and memory_context server-side;
-and the same end to end over HTTP against uvicorn on the loopback.
+every store, in its one conversation, and for questions about a time) and
+memory_context server-side; and the same end to end over HTTP against
+uvicorn on the loopback.
 
 With `--data-dir` the loaded database is kept there and reused by the next
 run, so the long 100k load can happen once (`--load-only`) and the
@@ -31,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import ROOT, percentiles, setup_django, timed
 from benchmarks.loading import bulk_load
+
+TIME_PHRASES = ["last week", "yesterday", "3 days ago", "on May 2nd", "last month", "today"]
 
 
 def build_world(documents: int, rng: random.Random):
@@ -197,13 +200,24 @@ def main() -> None:
     if args.explain:
         explain(actor, queries[0], args.explain)
 
+    # Questions about a time: their memories are read by when they were
+    # written (all of the benchmark's today), so most windows hold none.
+    dated = [
+        f"what changed in {rng.choice(services)} {rng.choice(TIME_PHRASES)}"
+        for _ in range(args.queries)
+    ]
     cycle = iter(queries * 100)
+    dated_cycle = iter(dated * 100)
     for label, fn in [
         ("query embedding", lambda: embed_text(next(cycle))),
         ("memory_search server-side", lambda: memory_search(actor=actor, query=next(cycle))),
         (
             "  in its conversation only",
             lambda: memory_search(actor=actor, query=next(cycle), stores=["conversation"]),
+        ),
+        (
+            "  questions about a time",
+            lambda: memory_search(actor=actor, query=next(dated_cycle)),
         ),
         (
             "memory_context server-side",

@@ -369,6 +369,10 @@ class MemoryDocument(models.Model):
                 condition=Q(always_inject=True),
             ),
             GinIndex(fields=["tags"], name="document_tags_gin"),
+            # A question about a time reads the memories written or changed
+            # then (selectors/candidates.py, `_window_condition`).
+            models.Index(fields=["store", "created_at"], name="document_store_created"),
+            models.Index(fields=["store", "updated_at"], name="document_store_updated"),
         ]
 
     def __str__(self) -> str:

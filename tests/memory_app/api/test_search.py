@@ -1,14 +1,18 @@
 """memory_search: hybrid retrieval, filters, ranking properties, isolation."""
 
 import re
+from datetime import timedelta
+from itertools import batched
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from memory_app.models import DocState, MemoryDocument, Trust
 from memory_app.selectors import candidates, search, term_statistics
 from memory_app.selectors.term_statistics import TermStatistics, unlisted_store_share
+from memory_app.selectors.timeframe import Window
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -20,6 +24,7 @@ KAFKA = (
 )
 REDIS = "Redis cache evictions spike when maxmemory is reached; raise the limit or shorten TTLs."
 DNS = "DNS lookups time out intermittently on nodes; switch pods to the node-local DNS cache."
+CERTS = "Rotated the edge proxies' certificates and reloaded them one by one."
 
 
 def _paths(body):
@@ -456,3 +461,39 @@ def test_a_question_of_common_words_finds_the_memories_holding_them_all(
     body = tools.ok("memory_search", {"query": "consumer lag on the topic", "mode": "text"})
     assert len(body["results"]) == 10
     assert all(path.startswith("lag/") for path in _paths(body))
+
+
+@pytest.mark.parametrize(
+    ("question", "other_time", "written"),
+    [
+        (
+            "what happened on May 2nd",
+            "what happened on May 3rd",
+            lambda now: now.replace(year=now.year - 3, month=5, day=2),
+        ),
+        (
+            "what did we change last week",
+            "what did we change last month",
+            lambda now: now - timedelta(days=9),
+        ),
+    ],
+)
+def test_a_question_about_a_time_finds_what_was_written_then(
+    tools, runbooks, question, other_time, written
+):
+    """Neither its words nor its meaning lead to the memory: only when it
+    was written does, read through the time indexes."""
+    make_document(runbooks, path="edge/tls", title="Edge certificates", content=CERTS)
+    make_document(runbooks, path="kafka/lag", title="Kafka consumer lag", content=KAFKA)
+    then = written(timezone.now().replace(hour=12))
+    MemoryDocument.objects.filter(path="edge/tls").update(created_at=then, updated_at=then)
+    assert "edge/tls" in _paths(tools.ok("memory_search", {"query": question}))
+    assert "edge/tls" not in _paths(tools.ok("memory_search", {"query": other_time}))
+
+
+def test_a_calendar_day_is_read_as_that_day_of_each_recent_year():
+    condition, params = candidates._window_condition(Window(month=2, day=29))
+    leap_years = [y for y in range(timezone.now().year - 10, timezone.now().year + 1) if y % 4 == 0]
+    assert condition.count("created_at >= %s") == len(leap_years) == len(params) // 2
+    assert [start.year for start in params[::2]] == leap_years
+    assert all(end - start == timedelta(days=1) for start, end in batched(params, 2))
