@@ -275,13 +275,24 @@ def _term_reads(tools, monkeypatch, broad_share: float, small_rows: int = 0) -> 
 
 def _text_statement(queries: CaptureQueriesContext) -> str:
     """The text of the prepared text-side statement the captured call ran."""
-    (name,) = [
+    statement = _prepared_statement(queries, "memory_text_side_")
+    assert statement is not None
+    return statement
+
+
+def _prepared_statement(queries: CaptureQueriesContext, prefix: str) -> str | None:
+    """The text of the one prepared statement named `prefix…` that the
+    captured call ran, or None when it ran none."""
+    names = [
         match.group(1)
         for q in queries.captured_queries
-        if (match := re.match(r"EXECUTE (memory_text_side_\w+)\(", q["sql"]))
+        if (match := re.match(rf"EXECUTE ({prefix}\w+)\(", q["sql"]))
     ]
+    assert len(names) <= 1, names
+    if not names:
+        return None
     with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", [name])
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", names)
         (statement,) = cursor.fetchone()
     return statement
 
@@ -303,21 +314,6 @@ def test_term_reads_find_the_same_matches_however_the_stores_are_read(
     assert "FROM scope WHERE search_vector @@ t.q" in whole_statement
 
 
-def _scored_statement(queries: CaptureQueriesContext) -> str | None:
-    """The text of the prepared scored statement the captured call ran, or None."""
-    names = [
-        match.group(1)
-        for q in queries.captured_queries
-        if (match := re.match(r"EXECUTE (memory_scored_\w+)\(", q["sql"]))
-    ]
-    if not names:
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", names)
-        (statement,) = cursor.fetchone()
-    return statement
-
-
 def test_nearest_neighbours_are_the_same_read_by_the_index_or_computed_in_a_small_scope(
     tools, analysed_runbooks, monkeypatch
 ):
@@ -333,7 +329,7 @@ def test_nearest_neighbours_are_the_same_read_by_the_index_or_computed_in_a_smal
         with CaptureQueriesContext(connection) as queries:
             body = tools.ok("memory_search", question)
         answers.append([(hit["path"], hit["score"]) for hit in body["results"]])
-        statements.append(_scored_statement(queries))
+        statements.append(_prepared_statement(queries, "memory_scored_"))
     assert answers[0] == answers[1] and answers[0][0][0] == "dns/cache"
     across, small = statements
     assert "store_id + 0 = ANY" in across and "::vector) + 0" not in across
@@ -355,7 +351,7 @@ def test_a_search_narrowed_by_type_tag_or_time_is_planned_for_its_values(
     values can weigh: such a search runs its scored statement unprepared."""
     with CaptureQueriesContext(connection) as queries:
         tools.ok("memory_search", question)
-    assert _scored_statement(queries) is None
+    assert _prepared_statement(queries, "memory_scored_") is None
     assert [q for q in queries.captured_queries if q["sql"].startswith("WITH text_top")]
 
 
