@@ -201,15 +201,16 @@ def gather(
     except EmptyResultSet:
         return []
     text = None
-    rows = None
+    scope_rows = None
     if isinstance(documents, Where):
         statistics = term_statistics()
-        rows = statistics.rows_in(documents.stores)
-    small = rows is not None and rows <= SMALL_SCOPE_ROWS
-    exact = rows is not None and rows <= EXACT_NEIGHBOUR_ROWS
-    # The hot paths' filters run prepared, on plans chosen here (`_nearest`);
-    # a question about time or a filter on types or tags is planned for its values.
-    prepare = (
+        scope_rows = statistics.rows_in(documents.stores)
+    small = scope_rows is not None and scope_rows <= SMALL_SCOPE_ROWS
+    exact = scope_rows is not None and scope_rows <= EXACT_NEIGHBOUR_ROWS
+    # The hot paths' filters run the scored statement prepared, on plans
+    # chosen here (`_nearest`); a question about time or a filter on types
+    # or tags is planned for its values.
+    prepare_scored = (
         isinstance(documents, Where)
         and documents.stores is not None
         and not documents.narrowed
@@ -249,12 +250,12 @@ def gather(
         lists.append("text")
     if vector_text is not None:
         nearest_where = where
-        if prepare:
-            nearest_where = where if exact else documents.unindexed_stores_sql()
+        if prepare_scored and not exact:
+            nearest_where = documents.unindexed_stores_sql()
         ctes.append(
             "semantic AS MATERIALIZED (SELECT id FROM (SELECT id, embedding <=> %s::vector AS d"
             f" FROM {TABLE} WHERE {nearest_where} AND embedding IS NOT NULL"
-            f" AND embedding_model = %s ORDER BY {_nearest(prepare and exact)}"
+            f" AND embedding_model = %s ORDER BY {_nearest(prepare_scored and exact)}"
             f" LIMIT {_rows_read(k)}) AS nearest ORDER BY d LIMIT %s)"
         )
         params += [vector_text, *where_params, get_backend().model_id, vector_text, k]
@@ -303,7 +304,7 @@ def gather(
     )
     with connection.cursor() as cursor:
         # The final SELECT's placeholders come after every CTE's.
-        if prepare:
+        if prepare_scored:
             execute_prepared(cursor, _named("memory_scored", sql), [*params, *final_params])
         else:
             cursor.execute(sql, [*params, *final_params])
@@ -593,7 +594,8 @@ def _window_condition(window: Window) -> tuple[str, list]:
     the last CALENDAR_YEARS years."""
     if window.month is not None:
         days = []
-        for year in range(timezone.now().year - CALENDAR_YEARS, timezone.now().year + 1):
+        this_year = timezone.now().year
+        for year in range(this_year - CALENDAR_YEARS, this_year + 1):
             try:
                 start = datetime(year, window.month, window.day, tzinfo=UTC)
             except ValueError:  # 29 February, or a day the month lacks

@@ -1,6 +1,9 @@
+import re
 from dataclasses import dataclass, field
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from memory_app.services.principals import api_key_issue, system_grant_set
@@ -88,3 +91,20 @@ def remember_body(**overrides) -> dict:
     }
     body.update(overrides)
     return body
+
+
+def prepared_statement(queries: CaptureQueriesContext, prefix: str) -> str | None:
+    """The text of the one prepared statement named `prefix…` that the
+    captured call ran, or None when it ran none."""
+    names = [
+        match.group(1)
+        for q in queries.captured_queries
+        if (match := re.match(rf"EXECUTE ({prefix}\w+)\(", q["sql"]))
+    ]
+    assert len(names) <= 1, names
+    if not names:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", names)
+        (statement,) = cursor.fetchone()
+    return statement

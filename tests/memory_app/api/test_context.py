@@ -1,6 +1,5 @@
 """memory_context and memory_mark_used (DESIGN §4)."""
 
-import re
 from datetime import timedelta
 
 import pytest
@@ -18,7 +17,7 @@ from memory_app.models import (
 )
 from memory_app.tokens import count_tokens
 from tests.factories import UserFactory, make_document
-from tests.memory_app.api.conftest import remember_body
+from tests.memory_app.api.conftest import prepared_statement, remember_body
 
 pytestmark = pytest.mark.django_db
 
@@ -318,14 +317,9 @@ def test_pinned_documents_are_read_through_their_partial_index(tools, reviewed):
         cursor.execute(f"ANALYZE {MemoryDocument._meta.db_table}")
     with CaptureQueriesContext(connection) as queries:
         tools.ok("memory_context", {"message": MESSAGE})
-    names = [
-        match.group(1)
-        for q in queries.captured_queries
-        if (match := re.match(r"EXECUTE (memory_scored_\w+)\(", q["sql"]))
-    ]
+    statement = prepared_statement(queries, "memory_scored_")
+    assert "pinned AS" in statement
     with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = ANY(%s)", [names])
-        (statement,) = [row[0] for row in cursor.fetchall() if "pinned AS" in row[0]]
         cursor.execute("SET LOCAL enable_seqscan = off")
         # The statement's one plan, made afresh under these settings.
         cursor.execute(f"EXPLAIN (GENERIC_PLAN) {statement.split(' AS ', 1)[1]}")

@@ -1,6 +1,5 @@
 """memory_search: hybrid retrieval, filters, ranking properties, isolation."""
 
-import re
 from datetime import timedelta
 from itertools import batched
 
@@ -14,7 +13,7 @@ from memory_app.selectors import candidates, search, term_statistics
 from memory_app.selectors.term_statistics import TermStatistics, unlisted_store_share
 from memory_app.selectors.timeframe import Window
 from tests.factories import UserFactory, make_document
-from tests.memory_app.api.conftest import remember_body
+from tests.memory_app.api.conftest import prepared_statement, remember_body
 
 pytestmark = pytest.mark.django_db
 
@@ -275,25 +274,8 @@ def _term_reads(tools, monkeypatch, broad_share: float, small_rows: int = 0) -> 
 
 def _text_statement(queries: CaptureQueriesContext) -> str:
     """The text of the prepared text-side statement the captured call ran."""
-    statement = _prepared_statement(queries, "memory_text_side_")
+    statement = prepared_statement(queries, "memory_text_side_")
     assert statement is not None
-    return statement
-
-
-def _prepared_statement(queries: CaptureQueriesContext, prefix: str) -> str | None:
-    """The text of the one prepared statement named `prefix…` that the
-    captured call ran, or None when it ran none."""
-    names = [
-        match.group(1)
-        for q in queries.captured_queries
-        if (match := re.match(rf"EXECUTE ({prefix}\w+)\(", q["sql"]))
-    ]
-    assert len(names) <= 1, names
-    if not names:
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE name = %s", names)
-        (statement,) = cursor.fetchone()
     return statement
 
 
@@ -329,7 +311,7 @@ def test_nearest_neighbours_are_the_same_read_by_the_index_or_computed_in_a_smal
         with CaptureQueriesContext(connection) as queries:
             body = tools.ok("memory_search", question)
         answers.append([(hit["path"], hit["score"]) for hit in body["results"]])
-        statements.append(_prepared_statement(queries, "memory_scored_"))
+        statements.append(prepared_statement(queries, "memory_scored_"))
     assert answers[0] == answers[1] and answers[0][0][0] == "dns/cache"
     across, small = statements
     assert "store_id + 0 = ANY" in across and "::vector) + 0" not in across
@@ -351,7 +333,7 @@ def test_a_search_narrowed_by_type_tag_or_time_is_planned_for_its_values(
     values can weigh: such a search runs its scored statement unprepared."""
     with CaptureQueriesContext(connection) as queries:
         tools.ok("memory_search", question)
-    assert _prepared_statement(queries, "memory_scored_") is None
+    assert prepared_statement(queries, "memory_scored_") is None
     assert [q for q in queries.captured_queries if q["sql"].startswith("WITH text_top")]
 
 
