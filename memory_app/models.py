@@ -567,16 +567,38 @@ class ContextBlock(models.TextChoices):
 
 
 class MemoryUsage(models.Model):
-    """One document injected into one model turn, and whether it was used."""
+    """One document injected into one model turn, and whether it was used.
+
+    Written a dozen at a time on every memory_context call, by the statement
+    that writes their trace and event (services/context_audit.py), naming
+    rows that statement writes or that the turn has just read. The database
+    does not check those references (`db_constraint=False`): per row, five
+    key checks, each locking the row it finds (the injected documents'
+    among them), cost a third of the audit's time (docs/benchmarks.md,
+    "The audit of a turn"). Deletes go through the ORM, which cascades as
+    `on_delete` says; the application deletes none of these rows' targets.
+    """
 
     run_id = models.CharField(max_length=200, blank=True)
     conversation = models.ForeignKey(
-        Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="usages"
+        Conversation,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="usages",
+        db_constraint=False,
     )
     principal = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
-    document = models.ForeignKey(MemoryDocument, on_delete=models.CASCADE, related_name="usages")
+    # Read by document through `usage_document`, which leads with it.
+    document = models.ForeignKey(
+        MemoryDocument,
+        on_delete=models.CASCADE,
+        related_name="usages",
+        db_constraint=False,
+        db_index=False,
+    )
     version = models.PositiveIntegerField()
     rank = models.PositiveSmallIntegerField()
     score = models.FloatField()
@@ -585,10 +607,22 @@ class MemoryUsage(models.Model):
     tokens = models.PositiveIntegerField()
     hit = models.BooleanField(default=False)
     trace = models.ForeignKey(
-        ContextTrace, null=True, blank=True, on_delete=models.CASCADE, related_name="usages"
+        ContextTrace,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="usages",
+        db_constraint=False,
     )
+    # Never read by event: no index.
     event = models.ForeignKey(
-        "MemoryEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "MemoryEvent",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -760,8 +794,14 @@ class MemoryEvent(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # Read by conversation through `event_conversation`, which leads with it.
     conversation = models.ForeignKey(
-        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
+        Conversation,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="events",
+        db_index=False,
     )
     document = models.ForeignKey(
         MemoryDocument, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"

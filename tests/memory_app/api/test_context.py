@@ -173,6 +173,17 @@ def test_usage_trace_and_event_are_recorded(tools, agent, reviewed, draft):
     assert event.payload["tokens"] == body["tokens"]
 
 
+def test_deleting_a_trace_takes_its_usage_rows_with_it(tools, reviewed, draft):
+    # The usage rows' references are not checked by the database; the
+    # ORM's delete still follows them (models.MemoryUsage).
+    body = tools.ok("memory_context", {"message": MESSAGE})
+    other = tools.ok("memory_context", {"message": "kafka lag"})
+    assert MemoryUsage.objects.filter(trace_id=body["trace_id"]).exists()
+    ContextTrace.objects.filter(pk=body["trace_id"]).delete()
+    assert not MemoryUsage.objects.filter(trace_id=body["trace_id"]).exists()
+    assert MemoryUsage.objects.filter(trace_id=other["trace_id"]).exists()
+
+
 def test_the_trace_records_what_the_budget_cut(tools, runbooks):
     for n in range(5):
         make_document(
