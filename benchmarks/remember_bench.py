@@ -1,6 +1,7 @@
 """memory_remember throughput and latency, scanner included, with N documents present.
 
     .venv/bin/python benchmarks/remember_bench.py [--documents 10000] [--writes 300]
+        [--ef-construction 64,256 [--blocks 8]]
 
 Loads N realistic documents (with real embeddings) into one conversation
 store through bulk inserts, then times memory_remember over the HTTP stack
@@ -16,10 +17,17 @@ is allowed to. The memories are drawn from a
 few thousand combinations of service, symptom and fix, so at 10,000
 documents most writes merge into a near-duplicate; the outcomes are
 printed beside the figures.
+
+With `--ef-construction` the HNSW index is built again before each block
+of writes over the HTTP stack, with each listed setting in turn (the order
+reversed every other block, so machine noise hits all alike), and a write's
+latency is printed per setting: what a denser graph costs a write, whose
+new vector is inserted into it.
 """
 
 import argparse
 import random
+import statistics
 import sys
 import time
 from collections import Counter
@@ -35,6 +43,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--documents", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument("--ef-construction", help="HNSW settings to alternate, e.g. 64,256")
+    parser.add_argument("--blocks", type=int, default=8)
     args = parser.parse_args()
     setup_django()
 
@@ -88,6 +98,11 @@ def main() -> None:
         result = memory_remember(actor=actor, data=RememberInput(store="conversation", **body))
         outcomes[result.outcome] += 1
 
+    if args.ef_construction:
+        settings_compared = [int(value) for value in args.ef_construction.split(",")]
+        compare_graphs(http_write, outcomes, settings_compared, args.blocks)
+        return
+
     for label, fn in [("HTTP end-to-end", http_write), ("service only", service_write)]:
         timed(fn, 10)  # warm-up
         outcomes.clear()
@@ -98,6 +113,38 @@ def main() -> None:
         print(
             f"memory_remember {label}: {args.writes} writes ({mix}), "
             f"{args.writes / elapsed:.0f} writes/s; {percentiles(samples)}"
+        )
+
+
+def compare_graphs(write, outcomes: Counter, settings_compared: list[int], blocks: int) -> None:
+    """Writes in blocks of 40 (after 5 unmeasured), the HNSW index built
+    with each `ef_construction` before its block."""
+    from django.db import connection
+
+    from memory_app.models import MemoryDocument
+
+    samples: dict[int, list[float]] = {value: [] for value in settings_compared}
+    mixes: dict[int, Counter] = {value: Counter() for value in settings_compared}
+    for block in range(blocks):
+        for value in settings_compared if block % 2 else settings_compared[::-1]:
+            with connection.cursor() as cursor:
+                cursor.execute("DROP INDEX document_embedding_hnsw")
+                cursor.execute("SET maintenance_work_mem = '256MB'")
+                cursor.execute(
+                    f"CREATE INDEX document_embedding_hnsw ON {MemoryDocument._meta.db_table}"
+                    " USING hnsw (embedding vector_cosine_ops)"
+                    f" WITH (m = 16, ef_construction = {int(value)})"
+                )
+            timed(write, 5)
+            outcomes.clear()
+            samples[value] += timed(write, 40)
+            mixes[value] += outcomes
+    for value in settings_compared:
+        mix = ", ".join(f"{count} {outcome}" for outcome, count in mixes[value].most_common())
+        mean = statistics.fmean(samples[value])
+        print(
+            f"ef_construction {value}: {len(samples[value])} writes ({mix}), "
+            f"mean {mean:.2f} ms ({1000 / mean:.0f} writes/s); {percentiles(samples[value])}"
         )
 
 
