@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+import psutil
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
@@ -191,6 +192,17 @@ def _connection_reuse() -> dict:
     return {"CONN_MAX_AGE": 0, "OPTIONS": {"pool": pool}}
 
 
+def _shared_buffers() -> str:
+    """The embedded server's buffer cache: a quarter of the memory, from
+    PostgreSQL's default of 128 MB up to 1 GB. The default holds less than
+    the HNSW index of 100,000 documents (195 MB) and its table, and every
+    search then copies pages in from the kernel's cache, or from disk once
+    the kernel has dropped them (docs/decisions.md, "The embedded server's
+    buffer cache")."""
+    quarter_mb = psutil.virtual_memory().total // 4 // 2**20
+    return f"{min(max(quarter_mb, 128), 1024)}MB"
+
+
 def _databases() -> dict:
     """An external server from DATABASE_URL, else the embedded one.
 
@@ -213,6 +225,9 @@ def _databases() -> dict:
             "EMBEDDED_SUPERUSER": "postgres",
             "EMBEDDED_DATA_DIR": str(MEMORY_DATA_DIR / "postgres"),
             "EMBEDDED_CLEANUP": "stop",
+            "EMBEDDED_SERVER_SETTINGS": {
+                "shared_buffers": env_str("MEMORY_DB_SHARED_BUFFERS", _shared_buffers())
+            },
             "CONN_HEALTH_CHECKS": True,
             **reuse,
         }

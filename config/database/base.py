@@ -36,7 +36,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
         params = super().get_connection_params()
         settings = self.settings_dict
         address = ensure_server(
-            settings["EMBEDDED_DATA_DIR"], cleanup=settings.get("EMBEDDED_CLEANUP", "stop")
+            settings["EMBEDDED_DATA_DIR"],
+            cleanup=settings.get("EMBEDDED_CLEANUP", "stop"),
+            server_settings=settings.get("EMBEDDED_SERVER_SETTINGS"),
         )
         params["host"] = address.socket_dir
         params["port"] = address.port

