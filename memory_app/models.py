@@ -574,9 +574,10 @@ class MemoryUsage(models.Model):
     rows that statement writes or that the turn has just read. The database
     does not check those references (`db_constraint=False`): per row, five
     key checks, each locking the row it finds (the injected documents'
-    among them), cost a third of the audit's time (docs/benchmarks.md,
-    "The audit of a turn"). Deletes go through the ORM, which cascades as
-    `on_delete` says; the application deletes none of these rows' targets.
+    among them); with two unread indexes, a quarter to a third of the
+    audit's time (docs/benchmarks.md, "The audit of a turn"). Deletes go
+    through the ORM, which cascades as `on_delete` says; the application
+    deletes none of these rows' targets.
     """
 
     run_id = models.CharField(max_length=200, blank=True)

@@ -3,9 +3,11 @@
 Every memory_context call inserts a dozen usage rows with its trace and
 event in one statement. Each row's five foreign keys were checked at the
 end of it, each check locking the row it found (the injected documents'
-among them), and two of its indexes, like one of the events', repeated
-the first column of another. Together about a third of the statement's
-time (docs/benchmarks.md, "The audit of a turn"). The models say why the
+among them). Two of the usage table's indexes were never read on their
+own (the document's leads a wider index; nothing reads by the event),
+nor was the events' index on the conversation (a wider one leads with
+it). Together a quarter to a third of the statement's time
+(docs/benchmarks.md, "The audit of a turn"). The models say why the
 references stay sound without the checks.
 """
 
