@@ -14,6 +14,7 @@ classifier (injection_model.py) catches by its wording as a whole.
 
 import re
 from bisect import bisect_right
+from functools import cached_property
 
 from memory_app.safety import prefilter
 from memory_app.safety.injection_model import classifier_spans, words_of
@@ -440,6 +441,10 @@ _ALTERNATIVE_BITS = {
 }
 
 
+# A line of separators only, as `_W` counts them.
+_WORDLESS = re.compile(r"(?:[^\w\n]|_)*")
+
+
 class _Held:
     """On which lines of a text each stem starts a word.
 
@@ -456,13 +461,26 @@ class _Held:
 
     def __init__(self, scanned: prefilter.Scanned) -> None:
         self.scanned = scanned
-        self.line_starts = scanned.line_starts
         self._lines: dict[str, int] = {}
         self._groups: dict[tuple[str, ...], int] = {}
         self._near: dict[tuple[str, ...], int] = {}
         self.groups = 0  # the bits of the groups a stem of which is in the text
         for stem in scanned.hits:
             self.groups |= _STEM_GROUPS.get(stem, 0)
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Where each line starts that holds a word. A line without one
+        (blank, or punctuation only) belongs to the line before: the rules'
+        separators (`_W`) run across it, so the words either side of a
+        blank line are a phrase the gate must keep together."""
+        starts, lowered = self.scanned.line_starts, self.scanned.lowered
+        ends = [*(start - 1 for start in starts[1:]), len(lowered)]
+        return [
+            start
+            for index, (start, end) in enumerate(zip(starts, ends, strict=True))
+            if index == 0 or not _WORDLESS.fullmatch(lowered, start, end)
+        ]
 
     def lines(self, stem: str) -> int:
         if stem not in self._lines:
