@@ -73,12 +73,8 @@ def main() -> None:
 
 def captured_audit(documents: int) -> dict:
     """The arguments of the audit of the last of a few real turns."""
-    from django.test import Client
-    from django.test.utils import override_settings
-
-    from benchmarks.retrieval_bench import build_world
+    from benchmarks.retrieval_bench import agent_client, build_world, unthrottled
     from memory_app.services import context
-    from memory_app.services.principals import api_key_issue
 
     agent, _, _ = build_world(documents, random.Random(11))
     captured = []
@@ -89,19 +85,13 @@ def captured_audit(documents: int) -> dict:
         return write(**kwargs)
 
     context.context_audit_write = capturing
-    client = Client(
-        headers={
-            "Authorization": f"Token {api_key_issue(user=agent).raw}",
-            "X-Memory-Conversation": "conv-0",
-            "X-Memory-Run": "bench",
-        }
-    )
+    client = agent_client(agent)
     questions = [
         "kafka consumer lag after the deploy",
         "the payments api timed out, how did we fix it?",
         "what changed in checkout last week",
     ]
-    with override_settings(MEMORY_API_READ_RATE="1000000/minute", ALLOWED_HOSTS=["testserver"]):
+    with unthrottled():
         for question in questions:
             response = client.post(
                 "/api/v1/tools/memory_context",

@@ -72,12 +72,8 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(args.data_dir)
 
-    from django.test import Client
-    from django.test.utils import override_settings
-
     from benchmarks.eval.dataset import TOPICS
-    from benchmarks.retrieval_bench import build_world
-    from memory_app.services.principals import api_key_issue
+    from benchmarks.retrieval_bench import agent_client, build_world, unthrottled
 
     rng = random.Random(11)
     agent, _, _ = build_world(args.documents, rng)
@@ -86,14 +82,7 @@ def main() -> None:
         rng.choice([t.paraphrase, t.exact_query]).format(svc=rng.choice(services))
         for t in (rng.choice(TOPICS) for _ in range(args.queries))
     ]
-    key = api_key_issue(user=agent).raw
-    client = Client(
-        headers={
-            "Authorization": f"Token {key}",
-            "X-Memory-Conversation": "conv-0",
-            "X-Memory-Run": "bench",
-        }
-    )
+    client = agent_client(agent)
     field = "message" if args.tool == "memory_context" else "query"
 
     samples: dict[str, list[float]] = defaultdict(list)
@@ -121,7 +110,7 @@ def main() -> None:
         else:
             samples["whole call"].append(elapsed)
 
-    with override_settings(MEMORY_API_READ_RATE="1000000/minute", ALLOWED_HOSTS=["testserver"]):
+    with unthrottled():
         for question in questions[:20]:
             call(question)
         samples.clear()

@@ -151,3 +151,18 @@ def bulk_pending_promotions(drafts: Sequence, target, proposer) -> int:
         for index, draft in enumerate(drafts)
     )
     return len(drafts)
+
+
+def hnsw_index_sql(ef_construction: int | None = None) -> str:
+    """The HNSW index as the models declare it (migrations build the same),
+    or with another `ef_construction`."""
+    from django.db import connection
+
+    from memory_app.models import MemoryDocument
+
+    (index,) = [i for i in MemoryDocument._meta.indexes if i.name == "document_embedding_hnsw"]
+    if ef_construction is not None:
+        index = index.clone()
+        index.ef_construction = ef_construction
+    with connection.schema_editor(collect_sql=True) as editor:
+        return str(index.create_sql(MemoryDocument, editor))

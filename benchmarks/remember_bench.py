@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import percentiles, setup_django, timed
-from benchmarks.loading import bulk_load
+from benchmarks.loading import bulk_load, hnsw_index_sql
 
 
 def main() -> None:
@@ -121,8 +121,6 @@ def compare_graphs(write, outcomes: Counter, settings_compared: list[int], block
     with each `ef_construction` before its block."""
     from django.db import connection
 
-    from memory_app.models import MemoryDocument
-
     samples: dict[int, list[float]] = {value: [] for value in settings_compared}
     mixes: dict[int, Counter] = {value: Counter() for value in settings_compared}
     for block in range(blocks):
@@ -130,11 +128,7 @@ def compare_graphs(write, outcomes: Counter, settings_compared: list[int], block
             with connection.cursor() as cursor:
                 cursor.execute("DROP INDEX document_embedding_hnsw")
                 cursor.execute("SET maintenance_work_mem = '256MB'")
-                cursor.execute(
-                    f"CREATE INDEX document_embedding_hnsw ON {MemoryDocument._meta.db_table}"
-                    " USING hnsw (embedding vector_cosine_ops)"
-                    f" WITH (m = 16, ef_construction = {int(value)})"
-                )
+                cursor.execute(hnsw_index_sql(value))
             timed(write, 5)
             outcomes.clear()
             samples[value] += timed(write, 40)

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import ROOT, percentiles, setup_django, timed
-from benchmarks.loading import bulk_load
+from benchmarks.loading import bulk_load, hnsw_index_sql
 
 TIME_PHRASES = ["last week", "yesterday", "3 days ago", "on May 2nd", "last month", "today"]
 
@@ -86,15 +86,27 @@ def load(plan, agent, rng: random.Random) -> float:
     return time.perf_counter() - started
 
 
-def hnsw_index_sql() -> str:
-    """The HNSW index as the models declare it (migrations build the same)."""
-    from django.db import connection
+def agent_client(agent):
+    """Django's test client calling the tools as the benchmark agent, in its
+    conversation (build_world). Use it under `unthrottled()`."""
+    from django.test import Client
 
-    from memory_app.models import MemoryDocument
+    from memory_app.services.principals import api_key_issue
 
-    (index,) = [i for i in MemoryDocument._meta.indexes if i.name == "document_embedding_hnsw"]
-    with connection.schema_editor(collect_sql=True) as editor:
-        return str(index.create_sql(MemoryDocument, editor))
+    return Client(
+        headers={
+            "Authorization": f"Token {api_key_issue(user=agent).raw}",
+            "X-Memory-Conversation": "conv-0",
+            "X-Memory-Run": "bench",
+        }
+    )
+
+
+def unthrottled():
+    """Settings for calls in process: no rate limit, the test client's host."""
+    from django.test.utils import override_settings
+
+    return override_settings(MEMORY_API_READ_RATE="1000000/minute", ALLOWED_HOSTS=["testserver"])
 
 
 def explain(actor, query: str, folder: Path) -> None:
