@@ -26,13 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.harness import setup_django
 
-READ = (
-    "SELECT id, d FROM (SELECT id, embedding <=> %s::vector AS d FROM memory_app_memorydocument"
-    " WHERE {store_test} = ANY(%s) AND state = 'active' AND embedding IS NOT NULL"
-    " AND embedding_model = %s ORDER BY {order} LIMIT 32) AS nearest ORDER BY d LIMIT 10"
-)
-INDEXED = READ.format(store_test="store_id + 0", order="embedding <=> %s::vector")
-EXACT = READ.format(store_test="store_id", order="(embedding <=> %s::vector) + 0")
+# memory_search's k (limit 10, fetched three times over): the index is
+# asked for 32, of which the ten nearest are compared.
+K = 30
 TIE = 1e-4
 
 
@@ -52,6 +48,7 @@ def main() -> None:
     from benchmarks.retrieval_bench import build_world
     from memory_app.access import access_turn
     from memory_app.embeddings import embed_text, get_backend, vector_literal
+    from memory_app.selectors.candidates import STORE_TEST, STORE_TEST_UNINDEXED, nearest_read
 
     rng = random.Random(11)
     agent, _, _ = build_world(args.documents, rng)
@@ -62,13 +59,15 @@ def main() -> None:
         for t in (rng.choice(TOPICS) for _ in range(args.queries))
     ]
     model = get_backend().model_id
+    exact_read = nearest_read(f"{STORE_TEST} AND state = 'active'", exact=True, k=K)
+    indexed_read = nearest_read(f"{STORE_TEST_UNINDEXED} AND state = 'active'", exact=False, k=K)
     vectors = [vector_literal(embed_text(question)) for question in questions]
     with connection.cursor() as cursor:
         exact, samples = [], []
         for vector in vectors:
             started = time.perf_counter()
-            cursor.execute(EXACT, [vector, stores, model, vector])
-            exact.append(cursor.fetchall())
+            cursor.execute(exact_read, [vector, stores, model, vector, K])
+            exact.append(cursor.fetchall()[:10])
             samples.append((time.perf_counter() - started) * 1000)
         q = statistics.quantiles(samples, n=100, method="inclusive")
         print(f"{len(vectors)} questions over stores {stores}")
@@ -79,8 +78,8 @@ def main() -> None:
             found, lost, samples = [], [], []
             for vector, truth in zip(vectors, exact, strict=True):
                 started = time.perf_counter()
-                cursor.execute(INDEXED, [vector, stores, model, vector])
-                got = cursor.fetchall()
+                cursor.execute(indexed_read, [vector, stores, model, vector, K])
+                got = cursor.fetchall()[:10]
                 samples.append((time.perf_counter() - started) * 1000)
                 tenth = truth[-1][1]
                 found.append(sum(1 for _, distance in got if distance <= tenth + TIE) / len(truth))

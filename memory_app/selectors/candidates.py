@@ -252,12 +252,8 @@ def gather(
         nearest_where = where
         if prepare_scored and not exact:
             nearest_where = documents.unindexed_stores_sql()
-        ctes.append(
-            "semantic AS MATERIALIZED (SELECT id FROM (SELECT id, embedding <=> %s::vector AS d"
-            f" FROM {TABLE} WHERE {nearest_where} AND embedding IS NOT NULL"
-            f" AND embedding_model = %s ORDER BY {_nearest(prepare_scored and exact)}"
-            f" LIMIT {_rows_read(k)}) AS nearest ORDER BY d LIMIT %s)"
-        )
+        read = nearest_read(nearest_where, exact=prepare_scored and exact, k=k)
+        ctes.append(f"semantic AS MATERIALIZED (SELECT id FROM ({read}) AS nearest)")
         params += [vector_text, *where_params, get_backend().model_id, vector_text, k]
         lists.append("semantic")
         if window is not None:
@@ -406,6 +402,18 @@ def _rows_read(k: int) -> int:
     cheaper than the index), and a connection holds a few shapes, not one
     per k."""
     return 1 << max(3, (k - 1).bit_length())
+
+
+def nearest_read(where: str, *, exact: bool, k: int) -> str:
+    """`id` and cosine distance `d` of the k nearest documents under `where`,
+    nearest first, as the scored statement reads them (`_nearest`,
+    `_rows_read`). Parameters: the query's vector, the filter's, the model
+    id, the vector again and k."""
+    return (
+        f"SELECT id, d FROM (SELECT id, embedding <=> %s::vector AS d FROM {TABLE}"
+        f" WHERE {where} AND embedding IS NOT NULL AND embedding_model = %s"
+        f" ORDER BY {_nearest(exact)} LIMIT {_rows_read(k)}) AS read ORDER BY d LIMIT %s"
+    )
 
 
 def _nearest(exact: bool) -> str:
