@@ -8,6 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from memory_app.embeddings import embed_text
 from memory_app.models import DocState, MemoryDocument, Trust
 from memory_app.selectors import candidates, search, term_statistics
 from memory_app.selectors.term_statistics import TermStatistics, unlisted_store_share
@@ -425,6 +426,59 @@ def test_common_words_score_every_candidate_not_an_arbitrary_few(
         )
     assert _paths(body)[0] == "zk/lag"
     assert "@@ t.q LIMIT 5" in _text_statement(queries)
+
+
+def _lists_found(store, question: str, *, beside_vectors: bool) -> dict[str, set[str]]:
+    """The lists each candidate of `question` in `store` came from, by path."""
+    where = candidates.Where(
+        f"{candidates.STORE_TEST} AND state = %s",
+        ([store.pk], DocState.ACTIVE),
+        stores=(store.pk,),
+    )
+    found = candidates.gather(
+        where,
+        question,
+        fields=("id", "path", "created_at", "updated_at"),
+        k=10,
+        vector=(lambda: embed_text(question)) if beside_vectors else None,
+        lexical=True,
+    )
+    return {item.document.path: set(item.sources) for item in found}
+
+
+def test_beside_the_neighbours_common_words_are_read_together_only_when_all_fit(
+    runbooks, monkeypatch
+):
+    """Thirty memories hold every word of the question: the joint read could
+    return only the first six of them in the table's order, an arbitrary
+    few, so beside the nearest neighbours it is not made and the neighbours
+    are the candidates. Words that the statistics expect together in fewer
+    memories than the cap are read together: all of those memories come.
+    Without vectors the joint read is the text list's only source and is
+    always made."""
+    monkeypatch.setattr(candidates, "TERM_CAP", 6)
+    monkeypatch.setattr(candidates, "TERM_CAP_BESIDE_VECTORS", 6)
+    for index in range(30):
+        make_document(runbooks, path=f"lag/{index}", title=f"Lag {index}", content=KAFKA)
+    for index in range(6):
+        make_document(runbooks, path=f"dns/{index}", title=f"DNS {index}", content=DNS)
+    make_document(
+        runbooks,
+        path="dns/lag",
+        title="Resolver lag",
+        content="Name lookups time out while the resolver cache shows lag.",
+    )
+    _analyze()
+
+    hybrid = _lists_found(runbooks, "consumer lag on the topic", beside_vectors=True)
+    assert not any("text" in lists for lists in hybrid.values())
+    assert len(hybrid) == 10 and all(path.startswith("lag/") for path in hybrid)
+    text_only = _lists_found(runbooks, "consumer lag on the topic", beside_vectors=False)
+    assert len(text_only) == 6 and all(lists == {"text"} for lists in text_only.values())
+
+    # "lag" is in 31 memories of 37, "lookups" in 7: together in about 5.9, under the cap.
+    fitting = _lists_found(runbooks, "lookups with lag", beside_vectors=True)
+    assert {path for path, lists in fitting.items() if "text" in lists} == {"dns/lag"}
 
 
 def test_a_question_of_common_words_finds_the_memories_holding_them_all(
