@@ -55,9 +55,14 @@ class LiveAsgiServer:
 
 def server_connections_close() -> None:
     """End the connections the server's worker threads kept open, so the test
-    database can be dropped (those threads are gone; only the server knows them)."""
+    database can be dropped (those threads are gone; only the server knows them).
+
+    The connection that ends them is handed back too: one still checked out
+    of the pool outlives the pool's closing and kept the database from
+    being dropped at the end of the run."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+    connection.close()
