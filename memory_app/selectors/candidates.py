@@ -470,7 +470,8 @@ class Reads:
     broad_where: str | None = None
     share: float = 0.0
     small: bool = False
-    # The nearest neighbours are candidates too (`_lexical_ctes`, `together`).
+    # The nearest neighbours are candidates too: no joint read of the
+    # common terms (`_lexical_ctes`).
     beside_vectors: bool = False
 
     def scope(self) -> tuple[str, list]:
@@ -516,29 +517,33 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
     second statement scores the other lists' candidates on every term
     (`_SCORED`). Without statistics every term is rare and read on its own.
 
-    Beside the nearest neighbours (`reads.beside_vectors`) the joint read
-    runs only when the statistics expect fewer documents to hold every
-    common term than the cap, so that it reads them all. Otherwise it would
-    read the cap's first matches in the table's order out of thousands, an
-    arbitrary few that the neighbours outrank, for the GIN index's whole
-    intersection of long posting lists (about 2 ms of a 3 ms statement at
-    100,000 documents, docs/benchmarks.md). Without vectors it always
-    runs: it is the text list's only source when every term is common.
+    Beside the nearest neighbours (`reads.beside_vectors`) there is no joint
+    read: the neighbours are the candidates the common terms score, and the
+    read's cap of matches in the table's order, out of thousands, added an
+    arbitrary few for the GIN index's whole intersection of long posting
+    lists (about 2 ms of a 3 ms statement at 100,000 documents). Without
+    vectors it stays: it is the text list's only source when every term is
+    common (docs/decisions.md, "Common terms score the candidates").
 
     A term without hits gets the weight of a document frequency of zero, so
     the query's total weight counts the words no memory holds.
     """
     identifiers, rest = split_identifiers(query_text)
-    statistics = term_statistics()
-    lexemes, estimates = statistics.common_arrays(reads.share, reads.cap)
-    # Independent terms would share this many of the stores' documents;
-    # related ones share more, so a read expected under the cap may still
-    # stop at it.
-    scope_documents = max(statistics.rows * reads.share, 1.0)
-    complete_only = f" AND a.expected < {int(reads.cap)}" if reads.beside_vectors else ""
+    lexemes, estimates = term_statistics().common_arrays(reads.share, reads.cap)
     scope, scope_params = reads.scope()
     rare_reads, rare_params = reads.capped("t.q", "id, ts_rank(search_vector, t.q, 1) AS r")
-    together_reads, together_params = reads.capped("a.q", "id, search_vector")
+    if reads.beside_vectors:
+        together, together_params = (
+            "together AS (SELECT NULL::uuid AS id, NULL::tsvector AS search_vector WHERE false), ",
+            [],
+        )
+    else:
+        together_reads, together_params = reads.capped("a.q", "id, search_vector")
+        together = (
+            "together AS MATERIALIZED (SELECT h.id, h.search_vector FROM"
+            " (SELECT string_agg(q::text, ' & ')::tsquery AS q FROM common) AS a"
+            f" CROSS JOIN LATERAL ({together_reads}) AS h WHERE a.q IS NOT NULL), "
+        )
     sql = (
         "terms AS (SELECT q, bool_or(identifier) AS identifier, min(lexeme) AS lexeme FROM ("
         " SELECT phraseto_tsquery('english', i) AS q, true AS identifier, NULL AS lexeme"
@@ -558,10 +563,7 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
         "hits AS MATERIALIZED (SELECT t.q, t.identifier, h.id, h.r FROM terms AS t"
         f" CROSS JOIN LATERAL ({rare_reads}) AS h"
         " WHERE t.q NOT IN (SELECT q FROM common)), "
-        "together AS MATERIALIZED (SELECT h.id, h.search_vector FROM"
-        " (SELECT string_agg(q::text, ' & ')::tsquery AS q,"
-        " %s * exp(sum(ln(df / %s))) AS expected FROM common) AS a"
-        f" CROSS JOIN LATERAL ({together_reads}) AS h WHERE a.q IS NOT NULL{complete_only}), "
+        f"{together}"
         "pool AS (SELECT id FROM hits EXCEPT SELECT id FROM together), "
         # The other candidates' rows once each, by key; OFFSET 0 keeps the
         # planner from reading every match of a common term to join them.
@@ -592,8 +594,6 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
         lexemes,
         estimates,
         *rare_params,
-        scope_documents,
-        scope_documents,
         *together_params,
         SATURATION,
         k,
