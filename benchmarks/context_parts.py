@@ -19,6 +19,7 @@ hits the two alike.
 """
 
 import argparse
+import gc
 import json
 import random
 import statistics
@@ -42,6 +43,7 @@ PARTS = [
     ("memory_app.selectors.context", "_fit", "token budget (rendering, counting)"),
     ("memory_app.services.context", "context_audit_write", "audit statement"),
 ]
+GC_LABELS = [f"garbage collection, generation {n}" for n in range(3)]
 
 
 def wrap(samples: dict, module_name: str, name: str, label: str) -> None:
@@ -58,6 +60,22 @@ def wrap(samples: dict, module_name: str, name: str, label: str) -> None:
             samples[label][-1] += (time.perf_counter() - started) * 1000
 
     setattr(module, name, timed_part)
+
+
+def time_collections(samples: dict) -> None:
+    """Add the time the interpreter's garbage collector runs, by generation, to
+    the current call's samples: a collection can fall into any part."""
+    started = [0.0]
+
+    def callback(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+            return
+        label = GC_LABELS[info["generation"]]
+        if samples[label]:
+            samples[label][-1] += (time.perf_counter() - started[0]) * 1000
+
+    gc.callbacks.append(callback)
 
 
 def main() -> None:
@@ -88,7 +106,8 @@ def main() -> None:
     samples: dict[str, list[float]] = defaultdict(list)
     for module_name, name, label in PARTS:
         wrap(samples, module_name, name, label)
-    labels = list(dict.fromkeys(label for _, _, label in PARTS))
+    time_collections(samples)
+    labels = [*dict.fromkeys(label for _, _, label in PARTS), *GC_LABELS]
     plain = plain_switch()
 
     def call(question: str) -> None:

@@ -37,7 +37,7 @@ from memory_app.permissions import (
     is_service_account,
     memory_permissions_known,
 )
-from memory_app.selectors.turn import turn_rows
+from memory_app.selectors.turn import TurnRows, turn_rows
 from memory_app.services.stores import store_for_user
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
@@ -254,7 +254,13 @@ class Turn:
     stores: dict[int, MemoryStore] | None
 
 
-def access_turn(*, user: AbstractBaseUser, external_id: str | None, create: bool) -> Turn:
+def access_turn(
+    *,
+    user: AbstractBaseUser,
+    external_id: str | None,
+    create: bool,
+    known: TurnRows | None = None,
+) -> Turn:
     """The conversation of the X-Memory-Conversation header, with the stores
     `context_stores_q` allows, in one statement (selectors/turn.py).
 
@@ -263,10 +269,11 @@ def access_turn(*, user: AbstractBaseUser, external_id: str | None, create: bool
     and creates nothing, so no one can claim an id before its rightful
     user's first write. A user who is not a participant of an existing one
     gets NotFound. Also primes `has_memory_permission` for the user.
+    `known` is the statement's answer when the caller's key came with it.
     """
     from memory_app.services.conversations import conversation_open
 
-    found = turn_rows(user=user, external_id=external_id)
+    found = known or turn_rows(user=user, external_id=external_id)
     memory_permissions_known(user, found)
     stores = found.stores if has_memory_permission(user, "read_memory") else {}
     if external_id is None or (found.conversation is None and not create):

@@ -19,7 +19,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw_key = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Invalid API key.") from None
-        key = api_key_find(raw_key)
+        # A tool call's turn is read with its key (api/context.py).
+        view = (getattr(request, "parser_context", None) or {}).get("view")
+        wanted = getattr(view, "turn_wanted", None)
+        key = api_key_find(raw_key, turn=wanted(request) if wanted else None)
         if key is None:
             raise exceptions.AuthenticationFailed("Invalid API key.")
         # The key itself is `request.auth`: throttles count per key.

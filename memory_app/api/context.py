@@ -10,6 +10,7 @@ from memory_app.actors import Actor
 from memory_app.api.behalf import HEADER, principal_for
 from memory_app.api.validation import RUNTIME_VALUE
 from memory_app.errors import InvalidInput
+from memory_app.services.principals import TurnWanted
 
 _HEADER_VALUE = re.compile(RUNTIME_VALUE, re.ASCII)
 
@@ -42,8 +43,16 @@ def actor_from_request(
     _header(request, HEADER)  # a malformed name is a 400 before any rights check
     user = principal_for(request)
     conversation_id = _header(request, "X-Memory-Conversation")
+    known = getattr(request.auth, "turn", None)
+    if known is not None and (known.user_id, known.external_id) != (user.pk, conversation_id):
+        known = None
     turn = (
-        access_turn(user=user, external_id=conversation_id, create=create_conversation)
+        access_turn(
+            user=user,
+            external_id=conversation_id,
+            create=create_conversation,
+            known=known and known.rows,
+        )
         if conversation_id or with_stores
         else Turn(None, None)
     )
@@ -55,6 +64,19 @@ def actor_from_request(
         conversation_name=conversation_id if conversation_id and turn.conversation is None else "",
         stores=turn.stores,
     )
+
+
+def turn_wanted(request: Request, *, with_stores: bool) -> TurnWanted | None:
+    """The turn `actor_from_request` will resolve, when the key's lookup can
+    read it in its statement: the caller acts as themselves and names a
+    well-formed conversation, or none where the stores are asked for."""
+    if HEADER in request.headers:
+        return None
+    conversation_id = request.headers.get("X-Memory-Conversation")
+    if conversation_id is None:
+        return TurnWanted(None) if with_stores else None
+    conversation_id = conversation_id.strip()
+    return TurnWanted(conversation_id) if _HEADER_VALUE.match(conversation_id) else None
 
 
 def parse_input[M: BaseModel](model: type[M], data: object) -> M:

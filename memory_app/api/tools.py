@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 from memory_app.access import access_document
 from memory_app.actors import Actor
 from memory_app.api import presenters, schemas
-from memory_app.api.context import actor_from_request, parse_input
+from memory_app.api.context import actor_from_request, parse_input, turn_wanted
 from memory_app.api.validation import RUNTIME_VALUE_SCHEMA
 from memory_app.policy import check_can_read
 from memory_app.selectors.documents import document_history, document_version, documents_list
@@ -32,6 +32,7 @@ from memory_app.selectors.search import memory_search
 from memory_app.services.context import memory_context_load, memory_mark_used
 from memory_app.services.delete import memory_delete_request
 from memory_app.services.patch import Edit, memory_patch
+from memory_app.services.principals import TurnWanted
 from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.versions import SourceRef
@@ -129,6 +130,10 @@ class ToolView(APIView):
                 tags=["tools"],
             )
         )(cls)
+
+    def turn_wanted(self, request: Request) -> TurnWanted | None:
+        """The turn `post` resolves, for the key's lookup to read with the key."""
+        return turn_wanted(request, with_stores=self.reads_turn_stores)
 
     def post(self, request: Request) -> Response:
         actor = actor_from_request(

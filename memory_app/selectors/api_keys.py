@@ -5,7 +5,8 @@ Every API call runs it. Built by the ORM (a select_related and two EXISTS
 annotations) it cost more to compile than to run, about 1.3 ms against
 0.1 ms in PostgreSQL. The SQL below is written once per process, with
 table and column names from the models' metadata, and prepared once per
-connection (selectors/prepared.py).
+connection (selectors/prepared.py). A tool call that resolves its turn
+runs it inside the turn's statement instead (selectors/turn.py).
 """
 
 import functools
@@ -19,7 +20,10 @@ from memory_app.selectors.sql import columns, loaded, policy_revokes
 
 
 @functools.cache
-def _statement() -> Prepared:
+def key_select() -> str:
+    """The key's row for the digest `%(digest)s`: the key's, its user's and
+    the Principal's columns, then `key_user`, `key_superuser`,
+    `revokes_read` and `revokes_manage` (`key_from_row` reads it)."""
     quote = connection.ops.quote_name
     user_model = get_user_model()
     user_id = f"u.{quote(user_model._meta.pk.column)}"
@@ -27,21 +31,31 @@ def _statement() -> Prepared:
         *columns(ApiKey, "k"),
         *columns(user_model, "u"),
         *columns(Principal, "p"),
-        policy_revokes("can_read_memory", user_id),
-        policy_revokes("can_manage_memory", user_id),
+        f"{user_id} AS key_user",
+        f"u.{quote(user_model._meta.get_field('is_superuser').column)} AS key_superuser",
+        f"{policy_revokes('can_read_memory', user_id)} AS revokes_read",
+        f"{policy_revokes('can_manage_memory', user_id)} AS revokes_manage",
     ]
     key_user = quote(ApiKey._meta.get_field("user").column)
-    return prepared(
-        "memory_api_key_lookup",
+    return (
         f"SELECT {', '.join(selected)} FROM {quote(ApiKey._meta.db_table)} k"
-        f" JOIN {quote(user_model._meta.db_table)} u"
-        f" ON u.{quote(user_model._meta.pk.column)} = k.{key_user}"
+        f" JOIN {quote(user_model._meta.db_table)} u ON {user_id} = k.{key_user}"
         f" LEFT JOIN {quote(Principal._meta.db_table)} p"
-        f" ON p.{quote(Principal._meta.get_field('user').column)}"
-        f" = u.{quote(user_model._meta.pk.column)}"
-        f" WHERE k.{quote(ApiKey._meta.get_field('key_sha256').column)} = %s"
-        f" AND k.{quote(ApiKey._meta.get_field('revoked_at').column)} IS NULL",
+        f" ON p.{quote(Principal._meta.get_field('user').column)} = {user_id}"
+        f" WHERE k.{quote(ApiKey._meta.get_field('key_sha256').column)} = %(digest)s"
+        f" AND k.{quote(ApiKey._meta.get_field('revoked_at').column)} IS NULL"
     )
+
+
+def key_width() -> int:
+    """How many columns of a row `key_select` makes."""
+    user_model = get_user_model()
+    return sum(len(m._meta.concrete_fields) for m in (ApiKey, user_model, Principal)) + 4
+
+
+@functools.cache
+def _statement() -> Prepared:
+    return prepared("memory_api_key_lookup", key_select())
 
 
 def api_key_lookup(digest: str) -> ApiKey | None:
@@ -51,10 +65,13 @@ def api_key_lookup(digest: str) -> ApiKey | None:
     one of the user's groups takes that permission away); None if there is
     none."""
     with connection.cursor() as cursor:
-        execute_prepared(cursor, _statement(), [digest])
+        execute_prepared(cursor, _statement(), {"digest": digest})
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else key_from_row(row)
+
+
+def key_from_row(row) -> ApiKey:
+    """The key, its user and their Principal from a row `key_select` began."""
     user_model = get_user_model()
     split = len(ApiKey._meta.concrete_fields)
     end = split + len(user_model._meta.concrete_fields)
@@ -66,5 +83,5 @@ def api_key_lookup(digest: str) -> ApiKey | None:
     user_model._meta.get_field("principal").set_cached_value(key.user, principal)
     if principal is not None:
         Principal._meta.get_field("user").set_cached_value(principal, key.user)
-    key.revokes_read_memory, key.revokes_manage_memory = row[principal_end:]
+    key.revokes_read_memory, key.revokes_manage_memory = row[principal_end + 2 : principal_end + 4]
     return key

@@ -1,5 +1,5 @@
 """The conversation of a tool call and the stores its turn may draw on, in
-one statement.
+one statement; with the caller's API key, when the call is its key's own.
 
 Every tool call naming X-Memory-Conversation looks the conversation up
 (with whether the principal takes part in it), and memory_search and
@@ -25,12 +25,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 
 from memory_app.models import (
+    ApiKey,
     Conversation,
     MemoryStore,
     Scope,
     System,
     SystemGrant,
 )
+from memory_app.selectors.api_keys import key_from_row, key_select, key_width
 from memory_app.selectors.prepared import Prepared, execute_prepared, prepared
 from memory_app.selectors.sql import columns, loaded, policy_revokes
 
@@ -48,8 +50,23 @@ class TurnRows:
     revokes_manage_memory: bool
 
 
-@functools.cache
-def _statement() -> Prepared:
+@dataclass(frozen=True)
+class KnownTurn:
+    """A turn read with its caller's API key (`key_and_turn`): the rows
+    hold for the key's user and the conversation `external_id` only."""
+
+    user_id: int
+    external_id: str | None
+    rows: TurnRows
+
+
+def _scope_sql(*, user: str, superuser: str, policy: str, lead: str = "", first: str = "") -> str:
+    """The turn's statement for the user the SQL expression `user` names.
+
+    `policy` is a query giving `revokes_read` and `revokes_manage` for that
+    user; `lead` comes first among the CTEs and `first` first among the
+    selected columns (the key's, when the statement also finds the key).
+    """
     quote = connection.ops.quote_name
     user_model = get_user_model()
     groups = user_model._meta.get_field("groups")
@@ -71,12 +88,12 @@ def _statement() -> Prepared:
     in_scope = (
         f"SELECT s.id FROM {stores} s WHERE s.{scope} = %(workspace)s"  # noqa: S608 - names from the models
         f" UNION ALL SELECT s.id FROM {stores} s"
-        f" WHERE s.{column(store, 'owner')} = %(user)s AND s.{scope} = %(user_scope)s"
+        f" WHERE s.{column(store, 'owner')} = {user} AND s.{scope} = %(user_scope)s"
         f" UNION ALL SELECT s.id FROM {stores} s"
         f" WHERE s.{scope} = %(system_scope)s AND s.{column(store, 'system')} IN"
         f" (SELECT g.{column(grant, 'system')} FROM {quote(grant.db_table)} g"
         f" JOIN {membership} m ON m.{group} = g.{column(grant, 'team')}"
-        f" WHERE m.{member} = %(user)s)"
+        f" WHERE m.{member} = {user})"
         f" UNION ALL SELECT s.id FROM {stores} s JOIN conv"
         f" ON s.{column(store, 'conversation')} = conv.id AND conv.joined"
         f" WHERE s.{scope} = %(conversation_scope)s"
@@ -91,27 +108,61 @@ def _statement() -> Prepared:
         f"o.{quote(user_model._meta.get_field(user_model.USERNAME_FIELD).column)}",
         *columns(System, "sy"),
     ]
-    return prepared(
-        "memory_turn_scope",
-        f"WITH conv AS MATERIALIZED (SELECT {', '.join(columns(Conversation, 'c'))},"  # noqa: S608 - names from the models
+    return (
+        f"WITH {lead}conv AS MATERIALIZED (SELECT {', '.join(columns(Conversation, 'c'))},"  # noqa: S608 - names from the models
         f" EXISTS (SELECT 1 FROM {joins} j WHERE j.{joined_conversation} = c.id"
-        f" AND j.{joined_user} = %(user)s) AS joined"
+        f" AND j.{joined_user} = {user}) AS joined"
         f" FROM {quote(conversation.db_table)} c"
         f" WHERE c.{column(conversation, 'external_id')} = %(conversation)s),"
-        f" policy AS (SELECT {policy_revokes('can_read_memory', '%(user)s')} AS revokes_read,"
-        f" {policy_revokes('can_manage_memory', '%(user)s')} AS revokes_manage)"
-        f" SELECT {', '.join(selected)} FROM policy LEFT JOIN conv ON true"
+        f" policy AS ({policy})"
+        f" SELECT {first}{', '.join(selected)} FROM policy LEFT JOIN conv ON true"
         f" LEFT JOIN ({stores} s"
         f" LEFT JOIN {quote(user_model._meta.db_table)} o"
         f" ON o.{quote(user_model._meta.pk.column)} = s.{column(store, 'owner')}"
         f" LEFT JOIN {quote(System._meta.db_table)} sy ON sy.id = s.{column(store, 'system')})"
-        f" ON (%(superuser)s OR NOT policy.revokes_read) AND s.id IN ({in_scope})",
+        f" ON ({superuser} OR NOT policy.revokes_read) AND s.id IN ({in_scope})"
     )
+
+
+@functools.cache
+def _statement() -> Prepared:
+    return prepared(
+        "memory_turn_scope",
+        _scope_sql(
+            user="%(user)s",
+            superuser="%(superuser)s",
+            policy=f"SELECT {policy_revokes('can_read_memory', '%(user)s')} AS revokes_read,"
+            f" {policy_revokes('can_manage_memory', '%(user)s')} AS revokes_manage",
+        ),
+    )
+
+
+@functools.cache
+def _keyed_statement() -> Prepared:
+    """The key's lookup and its user's turn: no key, no row. The key's row
+    is the `policy` the turn reads."""
+    return prepared(
+        "memory_key_turn_scope",
+        _scope_sql(
+            user="(SELECT key_user FROM key)",
+            superuser="policy.key_superuser",
+            policy="SELECT * FROM key",
+            lead=f"key AS MATERIALIZED ({key_select()}), ",
+            first="policy.*, ",
+        ),
+    )
+
+
+_SCOPES = {
+    "workspace": Scope.WORKSPACE,
+    "user_scope": Scope.USER,
+    "system_scope": Scope.SYSTEM,
+    "conversation_scope": Scope.CONVERSATION,
+}
 
 
 def turn_rows(*, user: AbstractBaseUser, external_id: str | None) -> TurnRows:
     """The conversation `external_id` names and the stores `user`'s turn may draw on."""
-    user_model = get_user_model()
     with connection.cursor() as cursor:
         execute_prepared(
             cursor,
@@ -120,23 +171,40 @@ def turn_rows(*, user: AbstractBaseUser, external_id: str | None) -> TurnRows:
                 "user": user.pk,
                 "conversation": external_id,
                 "superuser": bool(user.is_superuser),
-                "workspace": Scope.WORKSPACE,
-                "user_scope": Scope.USER,
-                "system_scope": Scope.SYSTEM,
-                "conversation_scope": Scope.CONVERSATION,
+                **_SCOPES,
             },
         )
+        return _turn(cursor.fetchall(), 0)
+
+
+def key_and_turn(digest: str, external_id: str | None) -> tuple[ApiKey | None, KnownTurn | None]:
+    """The unrevoked key whose SHA-256 is `digest` (as `api_key_lookup`) and
+    its user's turn in the conversation `external_id`, in one statement:
+    a tool call's identity, conversation and stores in one round trip."""
+    with connection.cursor() as cursor:
+        execute_prepared(
+            cursor, _keyed_statement(), {"digest": digest, "conversation": external_id, **_SCOPES}
+        )
         rows = cursor.fetchall()
+    if not rows:
+        return None, None
+    key = key_from_row(rows[0])
+    return key, KnownTurn(key.user.pk, external_id, _turn(rows, key_width()))
+
+
+def _turn(rows: list[tuple], start: int) -> TurnRows:
+    """The turn from the statement's rows, its columns beginning at `start`."""
+    user_model = get_user_model()
     conversation_width = len(Conversation._meta.concrete_fields)
     store_width = len(MemoryStore._meta.concrete_fields)
-    first = rows[0]
+    first = rows[0][start:]
     conversation = None
     if first[0] is not None:
         conversation = loaded(Conversation, first[:conversation_width])
         conversation.joined = first[conversation_width]
     revokes_read, revokes_manage = first[conversation_width + 1 : conversation_width + 3]
     stores = {}
-    start = conversation_width + 3
+    start += conversation_width + 3
     for row in rows:
         values = row[start:]
         if values[0] is None:

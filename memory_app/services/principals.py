@@ -13,6 +13,7 @@ from django.utils import timezone
 from memory_app.models import ApiKey, GrantLevel, GroupMemoryPolicy, Principal, System, SystemGrant
 from memory_app.permissions import memory_permissions_known
 from memory_app.selectors.api_keys import api_key_lookup
+from memory_app.selectors.turn import key_and_turn
 from memory_app.services.stores import store_for_system
 
 KEY_PREFIX = "ama_"
@@ -41,15 +42,29 @@ def api_key_authenticate(raw_key: str) -> AbstractBaseUser | None:
     return key.user if key else None
 
 
-def api_key_find(raw_key: str) -> ApiKey | None:
+@dataclass(frozen=True)
+class TurnWanted:
+    """A tool call's turn, to be read with its key: the call is the key
+    user's own, in the conversation `external_id` (or none)."""
+
+    external_id: str | None
+
+
+def api_key_find(raw_key: str, *, turn: TurnWanted | None = None) -> ApiKey | None:
     """The unrevoked key of an active user, with its user; None otherwise.
 
     The same statement reads the user's memory permissions, which every tool
-    call checks next (selectors/api_keys.py).
+    call checks next (selectors/api_keys.py), and, with `turn`, the key
+    user's turn in that conversation: `key.turn` (selectors/turn.py).
     """
-    key = api_key_lookup(api_key_hash(raw_key))
+    if turn is None:
+        key = api_key_lookup(api_key_hash(raw_key))
+    else:
+        key, known = key_and_turn(api_key_hash(raw_key), turn.external_id)
     if key is None or not key.user.is_active:
         return None
+    if turn is not None:
+        key.turn = known
     memory_permissions_known(key.user, key)
     now = timezone.now()
     # Recording every use would put a write on every read call; a minute is enough.

@@ -82,3 +82,15 @@ def test_staff_and_superusers_are_never_a_target(assistant, target, method, path
     response = getattr(_client(assistant), method)(path, body, format="json", **{BEHALF: target})
     assert response.status_code == 403
     assert response.json()["error"] == "permission_denied"
+
+
+def test_a_search_on_behalf_resolves_that_users_turn_not_the_callers(assistant, turns):
+    """The caller's key is read with the caller's own turn only: on behalf of
+    alice, her conversation and its store are found; as itself the assistant
+    takes no part in it."""
+    client = _client(assistant)
+    call = {"format": "json", "HTTP_X_MEMORY_CONVERSATION": "alice-chat"}
+    query = {"query": "nginx ingress crash loop"}
+    as_alice = client.post("/api/v1/tools/memory_search", query, **call, **{BEHALF: "alice"})
+    assert [hit["store"] for hit in as_alice.json()["results"]] == ["conversation"]
+    assert client.post("/api/v1/tools/memory_search", query, **call).status_code == 404

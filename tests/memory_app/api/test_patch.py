@@ -162,11 +162,11 @@ def test_racing_creates_of_one_path_make_one_document_and_lose_nothing(caller_fo
 
 
 def test_a_patch_costs_a_fixed_number_of_statements(tools, note, django_assert_num_queries):
-    # Authentication (1), the conversation with its store (1), the document
+    # Authentication with the conversation and its store (1), the document
     # with its store (1), the transaction (2), quota lock and counts (2), the
     # head locked with its version's refs and hashes (1), the head (1), the
     # new version (1) and the event (1).
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(10):
         body = tools.ok(
             "memory_patch",
             {"id": note["id"], "expected_sha256": note["sha256"], "content": "Rewritten."},

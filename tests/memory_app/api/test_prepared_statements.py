@@ -24,7 +24,7 @@ def test_a_statement_with_named_parameters_numbers_each_name_once():
 
 
 def test_the_hot_statements_are_prepared_and_only_named_ones_read_vectors(tools):
-    """The key's lookup, the turn's scope and both candidate statements run
+    """The key's lookup with the turn's scope and both candidate statements run
     prepared; a vector is read only by the named scored statement, whose
     nearest-neighbour read is written for its one plan (candidates._nearest),
     never by a statement the driver prepared on its own."""
@@ -32,7 +32,7 @@ def test_the_hot_statements_are_prepared_and_only_named_ones_read_vectors(tools)
     tools.ok("memory_search", {"query": "consumer lag", "mode": "semantic"})
     tools.ok("memory_context", {"message": "what about consumer lag?"})
     held = _prepared_statements()
-    assert {"memory_api_key_lookup", "memory_turn_scope"} <= held.keys()
+    assert "memory_key_turn_scope" in held
     assert [name for name in held if name.startswith("memory_text_side_")]
     vector_reads = [name for name, text in held.items() if "<=>" in text]
     assert vector_reads and all(name.startswith("memory_scored_") for name in vector_reads)
@@ -50,7 +50,7 @@ def test_prepared_statements_run_their_generic_plan_from_the_first_call(tools):
             " WHERE name LIKE 'memory_%%'"
         )
         generic, custom = cursor.fetchone()
-    assert generic >= 3 + 3  # the key's lookup and the text side, three times each
+    assert generic >= 3 + 3  # the key's lookup with the turn and the text side, thrice each
     assert custom == 0
 
 

@@ -132,11 +132,11 @@ def test_a_merge_into_a_near_duplicate_costs_a_fixed_number_of_statements(
         content="The ingress pods crash-loop after a config reload; rolling back the "
         "configmap fixed it in incident INC-4411 again.",
     )
-    # Authentication (1), the conversation with its store (1), the path read
+    # Authentication with the conversation and its store (1), the path read
     # (1, found empty), the transaction (2), quota lock and counts (2), the
     # dedup scan (1), the duplicate locked with its head version's refs and
     # hashes (1), the head (1), the new version (1) and the event (1).
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(11):
         assert tools.ok("memory_remember", again)["outcome"] == "deduplicated"
 
 
@@ -367,13 +367,13 @@ def test_a_body_over_the_request_limit_is_413(tools, settings):
 
 def test_a_new_memory_costs_a_fixed_number_of_statements(tools, django_assert_num_queries):
     tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
-    # Authentication with the memory permissions and the principal (1), the
-    # conversation with its store (1), the transaction (2), quota lock and counts
+    # Authentication with the memory permissions, the principal, the
+    # conversation and its store (1), the transaction (2), quota lock and counts
     # (2), the path read for the fields a re-save keeps (1, found empty: not read
     # again under the lock) and the dedup scan (1), the insert that yields to a
     # concurrent writer without a savepoint (1), the first version (1, nothing to
     # chain to beyond genesis) and the event (1).
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(10):
         tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),
@@ -385,12 +385,12 @@ def test_re_saving_a_path_costs_a_fixed_number_of_statements(tools, django_asser
     tools.ok("memory_remember", remember_body(path="warm/up"), status=201)
     first = "Redis drops the least recently used keys when it reaches maxmemory."
     tools.ok("memory_remember", remember_body(path="redis/evictions", content=first), status=201)
-    # Authentication (1), the conversation with its store (1), the path read
+    # Authentication with the conversation and its store (1), the path read
     # with its head version's source refs for the fields a re-save keeps (1),
     # the transaction (2), quota lock and counts (2), the path locked with its
     # head version's refs and hashes (1), the head (1), the new version (1)
     # and the event (1). The response's store is the one resolved.
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(10):
         body = tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),

@@ -168,9 +168,9 @@ def test_search_is_bounded_in_queries(tools, runbooks, django_assert_max_num_que
         make_document(runbooks, path=f"r/{n}", title=f"Kafka lag {n}", content=f"{KAFKA} {n}")
     # The first search of a shape on a connection prepares its statements.
     tools.ok("memory_search", {"query": "warm up", "limit": 20})
-    # API key with its memory permissions, the conversation with the turn's stores,
-    # the text side's statement and the candidates'.
-    with django_assert_max_num_queries(4):
+    # API key with its memory permissions, the conversation and the turn's
+    # stores (one statement), the text side's statement and the candidates'.
+    with django_assert_max_num_queries(3):
         body = tools.ok("memory_search", {"query": "kafka consumer lag", "limit": 20})
     assert len(body["results"]) == 20
 

@@ -1,4 +1,5 @@
-"""The conversation and the turn's stores, resolved in one statement per call.
+"""The conversation and the turn's stores, resolved in one statement per call,
+the caller's API key's lookup included when the call is the key user's own.
 
 Nothing is kept between calls: a revoked key, grant or permission and a
 removed participant take effect on the very next call.
@@ -13,8 +14,14 @@ from memory_app.actors import Actor
 from memory_app.errors import NotFound
 from memory_app.models import ApiKey, Conversation, GroupMemoryPolicy, MemoryStore, SystemGrant
 from memory_app.selectors.search import context_stores_q
+from memory_app.selectors.turn import turn_rows
 from memory_app.services.conversations import conversation_open
-from memory_app.services.principals import system_grant_set
+from memory_app.services.principals import (
+    TurnWanted,
+    api_key_find,
+    api_key_issue,
+    system_grant_set,
+)
 from memory_app.services.stores import store_for_user, store_workspace_ensure
 from tests.factories import UserFactory
 from tests.memory_app.api.conftest import remember_body
@@ -59,6 +66,33 @@ def test_the_statement_finds_the_stores_the_access_rule_allows(scene, who, conve
     assert labels == {store.label for store in MemoryStore.objects.filter(pk__in=turn.stores)}
 
 
+@pytest.mark.parametrize("who", ["alice", "bob"])
+@pytest.mark.parametrize("conversation", [None, "shared", "alice-only", "nobody-has-it"])
+def test_read_with_the_key_the_turn_is_the_one_read_alone(scene, who, conversation):
+    user = scene[who]
+    key = api_key_find(api_key_issue(user=user).raw, turn=TurnWanted(conversation))
+    alone = turn_rows(user=user, external_id=conversation)
+    assert key.user == user
+    assert (key.turn.user_id, key.turn.external_id) == (user.pk, conversation)
+    assert key.turn.rows.conversation == alone.conversation
+    assert key.turn.rows.joined == alone.joined
+    assert set(key.turn.rows.stores) == set(alone.stores)
+    assert {s.label for s in key.turn.rows.stores.values()} == {
+        s.label for s in alone.stores.values()
+    }
+
+
+def test_no_key_is_found_with_a_turn_for_a_revoked_key_or_an_inactive_user(scene):
+    revoked = api_key_issue(user=scene["alice"])
+    ApiKey.objects.filter(pk=revoked.key.pk).update(revoked_at=timezone.now())
+    assert api_key_find(revoked.raw, turn=TurnWanted("shared")) is None
+    inactive = api_key_issue(user=scene["bob"])
+    scene["bob"].is_active = False
+    scene["bob"].save()
+    assert api_key_find(inactive.raw, turn=TurnWanted("shared")) is None
+    assert api_key_find("ama_not-a-key", turn=TurnWanted(None)) is None
+
+
 def test_a_superuser_keeps_reading_whatever_their_groups_say(scene):
     boss = UserFactory(username="boss", is_superuser=True)
     suspended = Group.objects.create(name="suspended")
@@ -67,6 +101,8 @@ def test_a_superuser_keeps_reading_whatever_their_groups_say(scene):
     turn = access_turn(user=boss, external_id=None, create=False)
     assert set(turn.stores) == _expected(boss, None)
     assert turn.stores
+    key = api_key_find(api_key_issue(user=boss).raw, turn=TurnWanted(None))
+    assert set(key.turn.rows.stores) == set(turn.stores)
 
 
 def test_a_revoked_key_answers_401_on_the_next_call(caller_for, scene):
