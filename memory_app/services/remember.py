@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
+import numpy as np
 from django.db import transaction
 
 from memory_app.access import access_store
@@ -16,6 +17,7 @@ from memory_app.services.dedup import near_duplicate
 from memory_app.services.documents import (
     WriteResult,
     document_insert,
+    embedding_for,
     embedding_soon,
     head_update,
     vector_holds,
@@ -135,7 +137,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     with transaction.atomic():
         check_write_quota(actor)
         vector = embedding.result() if embedding is not None else None
-        result = _write(actor, store, path, data, vector, version_kwargs, found)
+        result = _write(actor, store, path, data, (embedded, vector), version_kwargs, found)
         if result.document.embedding is None:
             _embed_later(result.document)
         event_record(
@@ -182,22 +184,24 @@ def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteR
 
     `found` is the head read at `path` before the transaction (or None).
     A path found empty is not read again: if a concurrent writer takes it
-    first, the insert says so.
+    first, the insert says so. `embedding` is (the text embedded, its
+    vector or None).
     """
     head = head_at(store.pk, path, lock=True) if found is not None else None
     outcome = "updated"
     if head is None:
-        duplicate = near_duplicate(store, content=data.content, embedding=embedding)
+        duplicate = near_duplicate(store, content=data.content, embedding=embedding[1])
         if duplicate is not None:
             head = head_locked_by_id(duplicate)
             outcome = "deduplicated"
         else:
+            fields = _head_fields(data, store, data.resolved(None))
             document = document_insert(
                 store=store,
                 path=path,
                 author=actor.agent,
-                embedding=embedding,
-                **fields_for_create(_head_fields(data, store, data.resolved(None))),
+                embedding=_vector_of(fields, *embedding),
+                **fields_for_create(fields),
                 **version_kwargs,
             )
             if document is not None:
@@ -212,12 +216,26 @@ def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteR
         change=ChangeKind.UPDATE,
         author=actor.agent,
         fields=fields,
-        embedding=embedding,
+        embedding=_vector_of(fields, *embedding),
         source_refs=source_refs,
         previous=head.link,
         **version_kwargs,
     )
     return WriteResult(existing, outcome if changed else "unchanged")
+
+
+def _vector_of(
+    fields: dict, embedded: tuple[str, str, str], vector: np.ndarray | None
+) -> np.ndarray | None:
+    """The vector for the text `fields` leave: the one computed for
+    `embedded` when that is the text, else the model's now.
+
+    They differ when a merge keeps what it does not send (a recall hint)
+    from the near-duplicate it updates, or when the head at the path moved
+    before the write locked it: a vector must be of its document's text.
+    """
+    text = (fields["title"], fields["recall_hint"], fields["content"])
+    return vector if text == embedded else embedding_for(*text)
 
 
 def _embed_later(document: MemoryDocument) -> None:

@@ -5,7 +5,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from memory_app.embeddings import get_backend
+from memory_app.embeddings import document_text, get_backend
 from memory_app.models import MemoryDocument, MemoryEvent, MemoryVersion
 from memory_app.services import remember
 from tests.factories import UserFactory, make_document
@@ -121,6 +121,26 @@ def test_a_near_duplicate_at_another_path_updates_the_original(tools):
     assert body["id"] == original["id"]
     assert body["path"] == "incidents/nginx"
     assert not MemoryDocument.objects.filter(path="incidents/nginx-again").exists()
+
+
+def test_a_merge_stores_the_vector_of_the_text_it_leaves(tools, model_calls):
+    """A near-duplicate that sends no recall hint keeps the original's: the
+    merged document's vector is the one of its own title, hint and content,
+    not of the text the write would have made at its own path."""
+    original = tools.ok("memory_remember", remember_body(path="incidents/nginx"), status=201)
+    duplicate = remember_body(
+        path="incidents/nginx-again",
+        content="The ingress pods crash-loop after a config reload; rolling back the "
+        "configmap fixed it in incident INC-4411 again.",
+    )
+    del duplicate["recall_hint"]
+    body = tools.ok("memory_remember", duplicate)
+    assert (body["outcome"], body["id"]) == ("deduplicated", original["id"])
+    merged = MemoryDocument.objects.get(pk=original["id"])
+    assert merged.recall_hint == remember_body()["recall_hint"]
+    text = document_text(merged.title, merged.recall_hint, merged.content)
+    assert model_calls[-1] == text
+    assert _vector(merged.pk) == pytest.approx(list(get_backend().embed([text])[0]), abs=1e-6)
 
 
 def test_a_merge_into_a_near_duplicate_costs_a_fixed_number_of_statements(
