@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
+from typing import NamedTuple
 
 import numpy as np
 from django.db import transaction
@@ -137,7 +138,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     with transaction.atomic():
         check_write_quota(actor)
         vector = embedding.result() if embedding is not None else None
-        result = _write(actor, store, path, data, (embedded, vector), version_kwargs, found)
+        result = _write(actor, store, path, data, Embedded(embedded, vector), version_kwargs, found)
         if result.document.embedding is None:
             _embed_later(result.document)
         event_record(
@@ -153,6 +154,25 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
             },
         )
     return result
+
+
+class Embedded(NamedTuple):
+    """The text a write gave the model (title, recall hint, content) and its
+    vector (None: not computed, or the model failed)."""
+
+    text: tuple[str, str, str]
+    vector: np.ndarray | None
+
+    def vector_for(self, fields: dict) -> np.ndarray | None:
+        """The vector of the text `fields` leave: this one when that is the
+        text, else the model's now.
+
+        They differ when a merge keeps what it does not send (a recall hint)
+        from the near-duplicate it updates, or when the head at the path
+        moved before the write locked it: a vector is of its document's text.
+        """
+        text = (fields["title"], fields["recall_hint"], fields["content"])
+        return self.vector if text == self.text else embedding_for(*text)
 
 
 def _head_fields(data: RememberInput, store: MemoryStore, values: dict) -> dict:
@@ -179,18 +199,17 @@ def _head_fields(data: RememberInput, store: MemoryStore, values: dict) -> dict:
     return {**fields, "source_refs": list(values["source_refs"])}
 
 
-def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteResult:
+def _write(actor, store, path, data, embedded, version_kwargs, found) -> WriteResult:
     """Update the document at `path`, else a near-duplicate, else create one.
 
     `found` is the head read at `path` before the transaction (or None).
     A path found empty is not read again: if a concurrent writer takes it
-    first, the insert says so. `embedding` is (the text embedded, its
-    vector or None).
+    first, the insert says so.
     """
     head = head_at(store.pk, path, lock=True) if found is not None else None
     outcome = "updated"
     if head is None:
-        duplicate = near_duplicate(store, content=data.content, embedding=embedding[1])
+        duplicate = near_duplicate(store, content=data.content, embedding=embedded.vector)
         if duplicate is not None:
             head = head_locked_by_id(duplicate)
             outcome = "deduplicated"
@@ -200,7 +219,7 @@ def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteR
                 store=store,
                 path=path,
                 author=actor.agent,
-                embedding=_vector_of(fields, *embedding),
+                embedding=embedded.vector_for(fields),
                 **fields_for_create(fields),
                 **version_kwargs,
             )
@@ -216,26 +235,12 @@ def _write(actor, store, path, data, embedding, version_kwargs, found) -> WriteR
         change=ChangeKind.UPDATE,
         author=actor.agent,
         fields=fields,
-        embedding=_vector_of(fields, *embedding),
+        embedding=embedded.vector_for(fields),
         source_refs=source_refs,
         previous=head.link,
         **version_kwargs,
     )
     return WriteResult(existing, outcome if changed else "unchanged")
-
-
-def _vector_of(
-    fields: dict, embedded: tuple[str, str, str], vector: np.ndarray | None
-) -> np.ndarray | None:
-    """The vector for the text `fields` leave: the one computed for
-    `embedded` when that is the text, else the model's now.
-
-    They differ when a merge keeps what it does not send (a recall hint)
-    from the near-duplicate it updates, or when the head at the path moved
-    before the write locked it: a vector must be of its document's text.
-    """
-    text = (fields["title"], fields["recall_hint"], fields["content"])
-    return vector if text == embedded else embedding_for(*text)
 
 
 def _embed_later(document: MemoryDocument) -> None:
