@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -115,28 +116,82 @@ def run() -> None:
         ],
         cwd=ROOT,
     )
-    children = [server]
+    worker = None
     if os.environ.get("MEMORY_WORKER", "true").lower() not in ("0", "false", "no", "off"):
         # A worker with beat inside: embeddings and dream jobs on schedule,
         # over the filesystem broker unless CELERY_BROKER_URL names one.
-        children.append(subprocess.Popen([str(PYTHON), "-m", "celery", *WORKER_ARGS], cwd=ROOT))
+        worker = Restarted([str(PYTHON), "-m", "celery", *WORKER_ARGS], name="worker")
 
     def stop_children(*_args) -> None:
-        for child in children:
-            if child.poll() is None:
-                child.terminate()
+        if worker is not None:
+            worker.stop()
+        if server.poll() is None:
+            server.terminate()
 
     signal.signal(signal.SIGTERM, stop_children)
     try:
-        server.wait()
+        while server.poll() is None:
+            if worker is not None:
+                worker.keep_running()
+            time.sleep(1)
     except KeyboardInterrupt:
         server.wait()  # Ctrl-C reached the server too
     finally:
         stop_children()
-        for child in children:
-            child.wait()
+        server.wait()
         # Stop the embedded server unless another process still uses it.
         subprocess.run([str(PYTHON), "manage.py", "dbserver", "release"], cwd=ROOT, check=False)
+
+
+class Restarted:
+    """A child process started again whenever it stops on its own.
+
+    Without this a worker that dies takes embeddings, dream jobs and webhook
+    deliveries with it while the pages keep working, and nothing says so. A
+    child that stops soon after its start waits longer before each new start
+    (up to a minute), so a worker that cannot start does not spin.
+    """
+
+    STEADY_SECONDS = 60.0
+    LONGEST_PAUSE = 60.0
+
+    def __init__(self, command: list[str], *, name: str) -> None:
+        self.command, self.name = command, name
+        self.pause = 1.0
+        self.due = 0.0
+        self.stopping = False
+        self._start()
+
+    def _start(self) -> None:
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(self.command, cwd=ROOT)
+
+    def keep_running(self) -> None:
+        """Start the child again if it has stopped and its pause is over."""
+        if self.stopping or self.process.poll() is None:
+            return
+        now = time.monotonic()
+        if not self.due:
+            ran = now - self.started
+            self.pause = (
+                1.0 if ran >= self.STEADY_SECONDS else min(self.pause * 2, self.LONGEST_PAUSE)
+            )
+            self.due = now + self.pause
+            print(
+                f"The {self.name} stopped (exit code {self.process.returncode}); "
+                f"starting it again in {self.pause:.0f} s.",
+                file=sys.stderr,
+                flush=True,
+            )
+        if now >= self.due:
+            self.due = 0.0
+            self._start()
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait()
 
 
 def ensure_chromium() -> None:

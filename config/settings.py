@@ -5,6 +5,7 @@ typed helpers below; a malformed value stops the process at start-up instead
 of surfacing later as odd behaviour.
 """
 
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
@@ -58,6 +59,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None or raw.strip() == "":
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Comma-separated networks in CIDR form ("10.0.0.0/8, fd00::/8"); a bare
+    address is a network of one. Host bits set ("10.0.0.1/8") are refused as
+    a likely typo rather than silently widened."""
+    networks = []
+    for item in env_list(name, []):
+        try:
+            networks.append(ipaddress.ip_network(item))
+        except ValueError as error:
+            raise ImproperlyConfigured(f"{name} must list networks like 10.0.0.0/8: {error}") from None
+    return networks
 
 
 def env_rate(name: str, default: str) -> str:
@@ -424,6 +438,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 if not CELERY_BROKER_URL:
     _broker = filesystem_broker(MEMORY_DATA_DIR)
     CELERY_BROKER_URL = _broker["broker_url"]
+    CELERY_BROKER_TRANSPORT = _broker["broker_transport"]
     CELERY_BROKER_TRANSPORT_OPTIONS = _broker["broker_transport_options"]
 CELERY_BEAT_SCHEDULE = {
     f"dream-{kind}": {"task": "memory_app.tasks.start_dream", "schedule": every, "args": [kind]}
@@ -448,6 +463,9 @@ CELERY_IMPORTS = ["memory_app.webhooks.tasks"]
 MEMORY_WEBHOOK_MAX_ATTEMPTS = env_int("MEMORY_WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
 MEMORY_WEBHOOK_RETRY_SECONDS = env_int("MEMORY_WEBHOOK_RETRY_SECONDS", 10, minimum=0)
 MEMORY_WEBHOOK_ALLOW_HTTP = env_bool("MEMORY_WEBHOOK_ALLOW_HTTP", False)
+# Only public addresses receive webhooks, so staff cannot make the worker probe
+# internal services; an internal deployment lists its receivers' networks here.
+MEMORY_WEBHOOK_ALLOWED_NETWORKS = env_networks("MEMORY_WEBHOOK_ALLOWED_NETWORKS")
 CELERY_BEAT_SCHEDULE_FILENAME = str(MEMORY_DATA_DIR / "celerybeat-schedule")
 MEMORY_DREAM_RETRY_SECONDS = env_int("MEMORY_DREAM_RETRY_SECONDS", 10, minimum=0)
 
