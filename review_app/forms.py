@@ -126,7 +126,16 @@ class CurateForm(ErrorTextMixin, forms.Form):
 
 
 class RedactForm(ErrorTextMixin, forms.Form):
-    text = Text(max_length=20_000, strip=False)
+    """The text to redact, and whether the reviewer has confirmed its reach.
+    Surrounding whitespace is dropped (Enter at the end of the box adds a
+    newline the document's text does not hold), and a text box's CRLF line
+    breaks become the LF that stored texts and the confirming form carry."""
+
+    text = Text(max_length=20_000)
+    confirm = forms.BooleanField(required=False)
+
+    def clean_text(self) -> str:
+        return self.cleaned_data["text"].replace("\r\n", "\n")
 
 
 class DeletionForm(ErrorTextMixin, forms.Form):

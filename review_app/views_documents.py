@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
@@ -17,7 +17,7 @@ from memory_app.services.curate import (
     document_rollback,
     document_state_set,
 )
-from memory_app.services.redact import document_redact
+from memory_app.services.redact import document_redact, redaction_preview
 from review_app.confirm import confirm_delete
 from review_app.diffs import build_diff
 from review_app.display import diff_view
@@ -146,22 +146,38 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
     return redirect("review:document", document_id=document.pk)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
-    """Remove a text from the whole history; the message says where, never what."""
+    """Remove a text from the whole history, once the reviewer has seen how
+    much it hits; the message says where, never what. A GET (the address
+    bar after a post) goes back to the document."""
     document = _document(request, document_id)
+    back = redirect("review:document", document_id=document.pk)
+    if request.method == "GET":
+        return back
     form = RedactForm(request.POST)
     if not form.is_valid():
         messages.error(request, form.error_text())
-        return redirect("review:document", document_id=document.pk)
+        return back
+    text = form.cleaned_data["text"]
+    if not form.cleaned_data["confirm"]:
+        with page_errors(request):
+            preview = redaction_preview(user=request.user, document=document, text=text)
+            context = {
+                "document": document,
+                "preview": preview,
+                "text": text,
+                "back_url": reverse("review:document", args=[document.pk]),
+                "active_page": "browser",
+            }
+            return render(request, "review_app/confirm_redact.html", context)
+        return back
     with page_errors(request):
-        result = document_redact(
-            user=request.user, document=document, text=form.cleaned_data["text"]
-        )
+        result = document_redact(user=request.user, document=document, text=text)
         messages.success(
             request,
             f"Redacted {result.occurrences} occurrence(s) in version(s) "
             f"{', '.join(map(str, result.versions))}.",
         )
-    return redirect("review:document", document_id=document.pk)
+    return back

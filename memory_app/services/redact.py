@@ -78,6 +78,46 @@ def _scrubbed(row, names: tuple[str, ...], text: str) -> dict:
     return {name: value for name, value in changed.items() if value != getattr(row, name)}
 
 
+def _occurrences(row, names: tuple[str, ...], text: str) -> int:
+    """How often `text` occurs in the fields of `row` it would change."""
+    return sum(str(getattr(row, name)).count(text) for name in names)
+
+
+def _check_text(text: str) -> None:
+    if not text.strip():
+        raise InvalidInput("Name the text to redact.", fields={"text": ["Must not be blank."]})
+
+
+def _absent() -> InvalidInput:
+    return InvalidInput(
+        "The text does not occur in this document's history.",
+        fields={"text": ["Not found in any version."]},
+    )
+
+
+def redaction_preview(
+    *, user: AbstractBaseUser, document: MemoryDocument, text: str
+) -> RedactionResult:
+    """Where a redaction of `text` would rewrite the history, changing nothing:
+    what the page states before the reviewer confirms (a short text can hit
+    far more than they meant). Same permission and errors as `document_redact`."""
+    check_can_redact(user, document)
+    _check_text(text)
+    versions: set[int] = set()
+    occurrences = 0
+    for row in document.versions.order_by("version"):
+        if changed := _scrubbed(row, _VERSION_TEXT, text):
+            occurrences += _occurrences(row, tuple(changed), text)
+            versions.add(row.version)
+    refs = MemorySourceRef.objects.filter(version__document=document, ref__contains=text)
+    for ref in refs.select_related("version"):
+        occurrences += ref.ref.count(text)
+        versions.add(ref.version.version)
+    if not versions:
+        raise _absent()
+    return RedactionResult(document, sorted(versions), occurrences)
+
+
 @transaction.atomic
 def document_redact(
     *, user: AbstractBaseUser, document: MemoryDocument, text: str
@@ -90,8 +130,7 @@ def document_redact(
     with the versions and counts, never the text.
     """
     check_can_redact(user, document)
-    if not text.strip():
-        raise InvalidInput("Name the text to redact.", fields={"text": ["Must not be blank."]})
+    _check_text(text)
     locked = MemoryDocument.objects.select_for_update().select_related("store").get(pk=document.pk)
     if not (status := version_chain_verify(locked)).intact:
         raise InvalidInput(
@@ -100,10 +139,7 @@ def document_redact(
         )
     versions, occurrences = _history_scrub(locked, text)
     if not versions:
-        raise InvalidInput(
-            "The text does not occur in this document's history.",
-            fields={"text": ["Not found in any version."]},
-        )
+        raise _absent()
     chain_resign(locked)
     _related_scrub(locked, text)
     fields = {name: _scrub(getattr(locked, name), text) for name in _HEAD_TEXT}
@@ -141,7 +177,7 @@ def _history_scrub(document: MemoryDocument, text: str) -> tuple[list[int], int]
     with history_rewrite():
         for row in document.versions.order_by("version"):
             if changed := _scrubbed(row, _VERSION_TEXT, text):
-                occurrences += sum(str(getattr(row, name)).count(text) for name in changed)
+                occurrences += _occurrences(row, tuple(changed), text)
                 MemoryVersion.objects.filter(pk=row.pk).update(**changed)
                 versions.add(row.version)
         refs = MemorySourceRef.objects.filter(version__document=document, ref__contains=text)

@@ -148,7 +148,9 @@ def test_the_owner_redacts_a_private_document_from_the_page(client, owner):
     write_private(owner, "join value from the vault")
     client.force_login(owner)
     assert "Redact" in client.get(url(document)).content.decode()
-    response = client.post(f"{url(document)}redact", {"text": SECRET}, follow=True)
+    asked = client.post(f"{url(document)}redact", {"text": SECRET}).content.decode()
+    assert "<strong>2 times</strong>" in asked
+    response = client.post(f"{url(document)}redact", {"text": SECRET, "confirm": "on"}, follow=True)
     page = response.content.decode()
     # The content and the title derived from it.
     assert "Redacted 2 occurrence(s) in version(s) 1." in page
@@ -157,13 +159,67 @@ def test_the_owner_redacts_a_private_document_from_the_page(client, owner):
     assert "history intact (3 versions)" in page
 
 
+def test_redaction_first_says_how_much_it_hits_and_changes_nothing(client, owner):
+    document = write_private(owner, "join value from the vault")
+    client.force_login(owner)
+
+    response = client.post(f"{url(document)}redact", {"text": "o"})
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<strong>4 times</strong>" in page
+    assert "in version 1." in page
+    assert "This cannot be undone." in page
+    assert 'name="confirm" value="on"' in page
+    assert MemoryDocument.objects.get(pk=document.pk).version == document.version
+    assert document.versions.get(version=1).content == "join value from the vault"
+
+
+def test_the_redaction_text_is_shown_escaped_when_confirming(client, owner):
+    document = write_private(owner, "payload <script>alert(1)</script> stored")
+    client.force_login(owner)
+
+    page = client.post(f"{url(document)}redact", {"text": "<script>alert(1)</script>"})
+
+    body = page.content.decode()
+    assert "<script>alert(1)</script>" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+def test_a_redaction_typed_with_enter_at_the_end_or_line_breaks_finds_its_text(client, owner):
+    document = write_private(owner, f"first line\nsecond {SECRET}\nthird")
+    client.force_login(owner)
+
+    for typed in (f"{SECRET}\r\n", f"second {SECRET}\r\nthird"):
+        asked = client.post(f"{url(document)}redact", {"text": typed}).content.decode()
+        assert "<strong>1 time</strong>" in asked, typed
+
+    client.post(
+        f"{url(document)}redact",
+        {"text": f"second {SECRET}\r\nthird", "confirm": "on"},
+        follow=True,
+    )
+    assert document.versions.get(version=1).content == "first line\n[redacted]"
+
+
+def test_the_redaction_address_opened_directly_goes_back_to_the_document(client, owner):
+    document = write_private(owner, f"join value {SECRET}")
+    client.force_login(owner)
+
+    response = client.get(f"{url(document)}redact")
+
+    assert response.status_code == 302
+    assert response.url == url(document)
+
+
 def test_redaction_needs_the_csrf_token(owner):
     from django.test import Client
 
     document = write_private(owner, f"join value {SECRET}")
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner)
-    assert client.post(f"{url(document)}redact", {"text": SECRET}).status_code == 403
+    confirmed = {"text": SECRET, "confirm": "on"}
+    assert client.post(f"{url(document)}redact", confirmed).status_code == 403
     assert SECRET in MemoryDocument.objects.get(pk=document.pk).content
 
 
