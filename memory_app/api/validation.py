@@ -19,8 +19,11 @@ from memory_app.errors import InvalidInput
 # Deeper than any input model (entities and source refs are two levels).
 MAX_DEPTH = 16
 # C0 controls but tab, newline and carriage return; DEL and the C1 controls;
+# the bidirectional embeddings, overrides and isolates, which make a reviewer
+# read text in another order than it is stored ("Trojan Source"; the marks
+# LRM, RLM and ALM that right-to-left writing uses reorder nothing and stay);
 # lone surrogates (valid in JSON escapes, impossible in UTF-8).
-_CONTROLS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_CONTROLS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
 _FORBIDDEN = re.compile(rf"[{_CONTROLS}\ud800-\udfff]")
 # The rule for the OpenAPI document. Surrogates stay out: regex dialects
 # that work on code points cannot name them.

@@ -246,3 +246,13 @@ def test_shared_documents_are_redacted_by_reviewers_only(client, owner, reviewer
     assert client.post(f"{url(note)}redact", {"text": "line"}).status_code == 404
     client.force_login(reviewer)
     assert "redact-heading" in client.get(url(convention)).content.decode()
+
+
+def test_a_bidirectional_override_typed_in_a_form_is_refused_by_name(client, owner):
+    document = write_private(owner, f"join value {SECRET}")
+    client.force_login(owner)
+
+    response = client.post(f"{url(document)}redact", {"text": f"{SECRET}\u202e"}, follow=True)
+
+    assert "Control character U+202E at position 19." in response.content.decode()
+    assert document.versions.get(version=1).content == f"join value {SECRET}"

@@ -88,6 +88,24 @@ def test_other_control_characters_and_lone_surrogates_are_400(client, escape):
     _refused(response, "content")
 
 
+@pytest.mark.parametrize("escape", ["\\u202a", "\\u202e", "\\u2066", "\\u2069"])
+def test_bidirectional_overrides_and_isolates_are_400(client, escape):
+    # A title stored as "RTL \u202e evil" reads "RTL live" on every page.
+    response = client.post(
+        "/api/v1/tools/memory_remember",
+        f'{{"store": "user", "content": "fine", "title": "RTL {escape} evil"}}',
+        content_type="application/json",
+    )
+    _refused(response, "title")
+    assert f"U+{escape[2:].upper()} at position 4" in response.json()["fields"]["title"][0]
+
+
+def test_right_to_left_writing_and_its_marks_are_text(caller_for, owner):
+    body = {"store": "conversation", "content": "שלום \u200fעולם, مرحبا \u061c ok \u200e"}
+    response = caller_for(owner)("memory_remember", body)
+    assert response.status_code == 201, response.content
+
+
 def test_tabs_and_newlines_are_text(caller_for, owner):
     body = {"store": "conversation", "content": "line one\n\tline two\r\n"}
     assert caller_for(owner)("memory_remember", body).status_code == 201
