@@ -70,7 +70,9 @@ def env_networks(name: str) -> list[ipaddress.IPv4Network | ipaddress.IPv6Networ
         try:
             networks.append(ipaddress.ip_network(item))
         except ValueError as error:
-            raise ImproperlyConfigured(f"{name} must list networks like 10.0.0.0/8: {error}") from None
+            raise ImproperlyConfigured(
+                f"{name} must list networks like 10.0.0.0/8: {error}"
+            ) from None
     return networks
 
 

@@ -1,15 +1,16 @@
 """Registering webhooks, queueing deliveries from the outbox, and one delivery attempt."""
 
+import ipaddress
 import json
 import re
 import secrets
+import socket
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 
 from memory_app.errors import InvalidInput, PermissionDenied
@@ -21,6 +22,9 @@ ALL_EVENTS = "*"
 _EVENT_TYPE = re.compile(r"^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$")
 DISPATCH_BATCH = 500
 TIMEOUT_SECONDS = 5.0
+ERROR_LENGTH = WebhookDelivery._meta.get_field("error").max_length
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 @dataclass(frozen=True)
@@ -29,12 +33,82 @@ class Registered:
     secret: str  # shown once: only its holder can check signatures
 
 
+class _Unresolved(InvalidInput):
+    """The host has no address: refused at registration, retried at delivery
+    (a name may come back)."""
+
+
+def resolve_host(host: str) -> list[IPAddress]:
+    """Every address the system resolver gives for `host`; socket.gaierror
+    when it gives none."""
+    found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in found))
+
+
+def _refused_kind(address: IPAddress) -> str | None:
+    """What keeps webhooks from `address`, or None when they may go there.
+    Only public addresses are open by default: anything else would let staff
+    make the worker probe services inside the network (cloud metadata at
+    169.254.169.254 included). MEMORY_WEBHOOK_ALLOWED_NETWORKS opens more,
+    and only what it lists: admitting 10.0.0.0/8 leaves loopback shut."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    if any(address in network for network in settings.MEMORY_WEBHOOK_ALLOWED_NETWORKS):
+        return None
+    for refused, kind in (
+        (address.is_loopback, "a loopback address"),
+        (address.is_link_local, "a link-local address"),
+        (address.is_unspecified, "the unspecified address"),
+        (address.is_multicast, "a multicast address"),
+        (address.is_reserved, "a reserved address"),
+        (address.is_private, "a private address"),
+        (not address.is_global, "not a public address"),
+    ):
+        if refused:
+            return kind
+    return None
+
+
+def _checked_addresses(host: str) -> list[IPAddress]:
+    """The addresses `host` stands for, every one of them admitted: a name
+    with one internal address among public ones is refused too, since the
+    connection could go to any of them."""
+    try:
+        addresses, literal = [ipaddress.ip_address(host)], True
+    except ValueError:
+        try:
+            addresses, literal = resolve_host(host), False
+        except socket.gaierror:
+            message = f"{host} does not resolve."
+            raise _Unresolved(message, fields={"url": [message]}) from None
+    for address in addresses:
+        kind = _refused_kind(address)
+        if kind is not None:
+            where = f"{host} is {kind}" if literal else f"{host} resolves to {address}, {kind}"
+            message = f"{where}: webhooks are not sent there."
+            raise InvalidInput(message, fields={"url": [message]})
+    return addresses
+
+
 def _check_url(url: str) -> str:
-    parts = urlsplit(url.strip())
+    """The URL, stripped, once its host passes the address check. It is read
+    by the same parser the delivery uses: two parsers can disagree on the
+    host of a crafted URL, and the checked host must be the one connected to."""
+    url = url.strip()
     allowed = {"https", "http"} if settings.MEMORY_WEBHOOK_ALLOW_HTTP else {"https"}
-    if parts.scheme not in allowed or not parts.hostname:
+    try:
+        target = httpx.URL(url)
+    except httpx.InvalidURL:
+        target = None
+    if (
+        target is None
+        or target.scheme not in allowed
+        or not target.raw_host
+        or not 0 < (target.port or 443) < 65536
+    ):
         raise InvalidInput("The URL must be https://host/...", fields={"url": ["Use https."]})
-    return url.strip()
+    _checked_addresses(target.raw_host.decode("ascii"))
+    return url
 
 
 def _check_types(event_types: list[str]) -> list[str]:
@@ -47,20 +121,27 @@ def _check_types(event_types: list[str]) -> list[str]:
     return cleaned
 
 
-@transaction.atomic
 def webhook_register(*, user: AbstractBaseUser, url: str, event_types: list[str]) -> Registered:
-    """Staff only. The webhook receives matching events from now on (not the backlog)."""
+    """Staff only. The webhook receives matching events from now on (not the
+    backlog). Refused: a URL registered already (switched off or not), and a
+    host that does not resolve or has an address the worker may not send to
+    (see _refused_kind); the name is resolved here, outside the transaction."""
     if not can_administer(user):
         raise PermissionDenied("Webhooks are managed by staff.")
+    url = _check_url(url)
+    event_types = _check_types(event_types)
     secret = secrets.token_hex(32)
-    newest = MemoryEvent.objects.aggregate(newest=Max("id"))["newest"] or 0
-    webhook = Webhook.objects.create(
-        url=_check_url(url),
-        event_types=_check_types(event_types),
-        secret=secret,
-        cursor=newest,
-        created_by=user,
-    )
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            # Two submissions of one form at once must not both pass the check below.
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"webhook:{url}"])
+        if Webhook.objects.filter(url=url).exists():
+            message = "This URL is already registered; switch that webhook on or off instead."
+            raise InvalidInput(message, fields={"url": [message]})
+        newest = MemoryEvent.objects.aggregate(newest=Max("id"))["newest"] or 0
+        webhook = Webhook.objects.create(
+            url=url, event_types=event_types, secret=secret, cursor=newest, created_by=user
+        )
     return Registered(webhook, secret)
 
 
@@ -124,9 +205,39 @@ def _body(event: MemoryEvent, delivery: WebhookDelivery) -> bytes:
     ).encode()
 
 
+def _post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    """POST to an address checked just now. DNS may have changed since
+    registration (rebinding), so the name is resolved and checked again, and
+    the connection goes to that checked address, never to a second lookup's
+    answer; the name still travels as Host, SNI and the name the certificate
+    must match. Redirects are not followed (each hop would be an unchecked
+    destination; a 3xx counts as a failed attempt), and proxies named in the
+    environment are not used, since a proxy would resolve the name itself."""
+    target = httpx.URL(url)
+    host = target.raw_host.decode("ascii")
+    address = _checked_addresses(host)[0]
+    with httpx.Client(trust_env=False, follow_redirects=False, timeout=TIMEOUT_SECONDS) as client:
+        return client.post(
+            target.copy_with(host=str(address)),
+            content=body,
+            headers={**headers, "Host": target.netloc.decode("ascii")},
+            extensions={"sni_hostname": host},
+        )
+
+
+def _record(delivery: WebhookDelivery, status: str, code: int | None, error: str) -> None:
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        attempts=delivery.attempts + 1,
+        response_status=code,
+        error=error[:ERROR_LENGTH],
+        status=status,
+    )
+
+
 def delivery_attempt(delivery_id: int) -> bool | None:
     """POST the event once. True: delivered (2xx). False: failed, worth a
-    retry. None: nothing to do (gone, done, or its webhook switched off)."""
+    retry. None: nothing (more) to do: gone, done, its webhook switched off,
+    or its destination refused now (recorded as failed, nothing sent)."""
     delivery = (
         WebhookDelivery.objects.select_related("webhook", "event").filter(pk=delivery_id).first()
     )
@@ -144,20 +255,20 @@ def delivery_attempt(delivery_id: int) -> bool | None:
     }
     code, error = None, ""
     try:
-        response = httpx.post(
-            delivery.webhook.url, content=body, headers=headers, timeout=TIMEOUT_SECONDS
-        )
+        response = _post(delivery.webhook.url, body, headers)
         code = response.status_code
         if not 200 <= code < 300:
             error = f"HTTP {code}"
+    except _Unresolved as failure:
+        error = failure.detail
+    except InvalidInput as refused:
+        _record(delivery, DeliveryStatus.FAILED, None, f"Refused: {refused.detail}")
+        return None
     except httpx.HTTPError as failure:
         error = type(failure).__name__
     delivered = not error
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        attempts=delivery.attempts + 1,
-        response_status=code,
-        error=error,
-        status=DeliveryStatus.DELIVERED if delivered else DeliveryStatus.RETRYING,
+    _record(
+        delivery, DeliveryStatus.DELIVERED if delivered else DeliveryStatus.RETRYING, code, error
     )
     return delivered
 

@@ -17,7 +17,9 @@ def dispatch_webhooks() -> int:
 @shared_task(bind=True, max_retries=None)
 def deliver_webhook(self, delivery_id: int) -> bool | None:
     """One attempt; a failure retries after `retry_delay`, and after
-    MEMORY_WEBHOOK_MAX_ATTEMPTS attempts the delivery is marked failed."""
+    MEMORY_WEBHOOK_MAX_ATTEMPTS attempts the delivery is marked failed. A
+    destination the address check refuses fails at once: no retry would
+    make it admissible."""
     delivered = delivery_attempt(delivery_id)
     if delivered is not False:
         return delivered

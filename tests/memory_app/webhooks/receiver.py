@@ -15,6 +15,7 @@ class Received:
 @dataclass
 class Receiver:
     answers: deque = field(default_factory=deque)  # status codes to answer, then 200
+    location: str = ""  # sent as Location with every answer (a redirect)
     received: list[Received] = field(default_factory=list)
     url: str = ""
 
@@ -26,6 +27,8 @@ class Receiver:
                 length = int(self.headers["Content-Length"])
                 receiver.received.append(Received(dict(self.headers), self.rfile.read(length)))
                 self.send_response(receiver.answers.popleft() if receiver.answers else 200)
+                if receiver.location:
+                    self.send_header("Location", receiver.location)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

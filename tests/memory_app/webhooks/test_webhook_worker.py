@@ -35,7 +35,7 @@ def wait_for_status(status: str, timeout: float = 30) -> WebhookDelivery:
 
 
 def test_the_worker_retries_a_failing_endpoint_until_it_answers(
-    worker, staff, owner, receiver, http_allowed, settings
+    worker, staff, owner, receiver, http_allowed, loopback_allowed, settings
 ):
     settings.MEMORY_WEBHOOK_RETRY_SECONDS = 0
     registered = webhook_register(user=staff, url=receiver.url, event_types=["memory.*"])
@@ -52,7 +52,7 @@ def test_the_worker_retries_a_failing_endpoint_until_it_answers(
 
 
 def test_the_worker_gives_up_after_the_last_attempt(
-    worker, staff, owner, receiver, http_allowed, settings
+    worker, staff, owner, receiver, http_allowed, loopback_allowed, settings
 ):
     settings.MEMORY_WEBHOOK_RETRY_SECONDS = 0
     settings.MEMORY_WEBHOOK_MAX_ATTEMPTS = 2
