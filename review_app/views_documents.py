@@ -130,11 +130,21 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
         )
     with page_errors(request):
         if action == "rollback":
-            document_rollback(
-                user=request.user, document=document, version=data["version"], reason=reason
+            version = data["version"]
+            result = document_rollback(
+                user=request.user, document=document, version=version, reason=reason
             )
+            if result.version == document.version:
+                messages.info(
+                    request, f"Version {version} holds the current text; nothing changed."
+                )
+            else:
+                messages.success(
+                    request, f"Rolled back to version {version}'s text as version {result.version}."
+                )
         elif action in ("pin", "unpin"):
             document_always_inject_set(user=request.user, document=document, value=action == "pin")
+            messages.success(request, DONE[action])
         else:
             document_state_set(
                 user=request.user,
@@ -142,8 +152,16 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
                 tombstoned=action == "tombstone",
                 reason=reason,
             )
-        messages.success(request, f"Done: {action}.")
+            messages.success(request, DONE[action])
     return redirect("review:document", document_id=document.pk)
+
+
+DONE = {
+    "pin": "Pinned: agents receive it in every context of its store.",
+    "unpin": "Unpinned: agents receive it when it answers their question.",
+    "tombstone": "Deleted: agents no longer receive it. Its history stays.",
+    "restore": "Restored: agents receive it again.",
+}
 
 
 @require_http_methods(["GET", "POST"])

@@ -44,7 +44,8 @@ def document_rollback(
 
     History is append-only: nothing is rewritten, the rollback is one more
     link in the chain with its actor and reason. Emits
-    `memory.document.rolled_back`.
+    `memory.document.rolled_back`; a version whose text is the current one
+    changes nothing and records nothing (the head's version stays).
     """
     check_can_curate(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
@@ -53,7 +54,7 @@ def document_rollback(
         raise NotFound(f"The document has no version {version}.")
     fields = {"title": old.title, "recall_hint": old.recall_hint, "content": old.content}
     fields |= {k: old.metadata[k] for k in _RESTORED_FIELDS if k in old.metadata}
-    head_update(
+    changed = head_update(
         locked,
         change=ChangeKind.ROLLBACK,
         author=user,
@@ -61,6 +62,8 @@ def document_rollback(
         embedding=embedding_for(old.title, old.recall_hint, old.content),
         reason=reason or f"rollback to version {version}",
     )
+    if not changed:
+        return locked
     event_record(
         "memory.document.rolled_back",
         principal=user,

@@ -90,6 +90,41 @@ def test_rollback_from_the_page_adds_a_version(client, owner, note):
     assert (note.version, note.content) == (3, "line one\nline two")
 
 
+def test_a_rollback_says_which_version_it_made(client, owner, note):
+    client.force_login(owner)
+    response = client.post(f"{url(note)}curate", {"action": "rollback", "version": 1}, follow=True)
+    assert "Rolled back to version 1&#x27;s text as version 3." in response.content.decode()
+
+
+def test_a_rollback_to_the_current_text_says_nothing_changed_and_records_nothing(
+    client, owner, note
+):
+    client.force_login(owner)
+    response = client.post(f"{url(note)}curate", {"action": "rollback", "version": 2}, follow=True)
+    assert "Version 2 holds the current text; nothing changed." in response.content.decode()
+    note.refresh_from_db()
+    assert note.version == 2
+    assert not MemoryEvent.objects.filter(type="memory.document.rolled_back").exists()
+
+
+def test_a_deleted_pinned_document_does_not_claim_to_be_injected(client, owner, note):
+    client.force_login(owner)
+    client.post(f"{url(note)}curate", {"action": "pin"})
+    response = client.post(
+        f"{url(note)}curate", {"action": "tombstone", "confirm": "on"}, follow=True
+    )
+    page = response.content.decode()
+    assert "Deleted: agents no longer receive it. Its history stays." in page
+    assert "pinned, not injected while deleted" in page
+    assert "always injected" not in page
+
+
+def test_a_history_of_one_version_reads_as_one(client, owner):
+    document = write(owner, "only line", path="notes/single")
+    client.force_login(owner)
+    assert "history intact (1 version)" in client.get(url(document)).content.decode()
+
+
 def test_tombstone_and_restore_are_versions_and_events(client, owner, note):
     client.force_login(owner)
     client.post(f"{url(note)}curate", {"action": "tombstone", "reason": "stale", "confirm": "on"})
