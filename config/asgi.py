@@ -121,6 +121,11 @@ from memory_app.mcp.asgi import with_mcp  # noqa: E402  (needs Django set up fir
 
 application = with_mcp(django_application)
 
+from memory_app.embeddings import get_backend  # noqa: E402
 from memory_app.safety import prepare as prepare_scanner  # noqa: E402
 
+# The scanner's native patterns (about a second) and the embedding model
+# (about half a second) are made ready as the process starts, so its first
+# search or write does not wait for them.
 prepare_scanner()
+get_backend()

@@ -174,13 +174,16 @@ def test_an_event_stream_stops_when_its_client_disconnects():
     assert frames[0].startswith(b"retry:")
 
 
-def test_the_server_has_the_scanner_ready_before_its_first_write():
-    """Compiling the scanner's native patterns takes about a second; a
-    server process does it as it starts, not in its first write."""
+def test_the_server_has_the_scanner_and_the_model_ready_before_its_first_call():
+    """Compiling the scanner's native patterns takes about a second and
+    loading the embedding model half of one; a server process does both as
+    it starts, not in its first write or search."""
     probe = (
         "import config.asgi\n"
+        "from memory_app.embeddings import get_backend\n"
         "from memory_app.safety import injection, secrets\n"
-        "print(all(n._compiled is not None for n in (secrets.NATIVE, injection.NATIVE)))"
+        "print(all(n._compiled is not None for n in (secrets.NATIVE, injection.NATIVE))"
+        " and get_backend.cache_info().currsize == 1)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
