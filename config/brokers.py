@@ -12,7 +12,7 @@ from pathlib import Path
 from time import monotonic
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
@@ -48,6 +48,12 @@ class WholeFileTransport(filesystem.Transport):
     Channel = WholeFileChannel
 
 
+# Settings import this module in every process, so `filesystem://` names
+# the whole-file transport before any connection is made; a broker URL of
+# another scheme is untouched.
+TRANSPORT_ALIASES["filesystem"] = TRANSPORT
+
+
 def filesystem_broker(data_dir: Path) -> dict:
     """Celery settings (lower-case names) for the filesystem transport under `data_dir`."""
     folders = {name: data_dir / "broker" / name for name in ("queue", "processed", "control")}
@@ -55,7 +61,6 @@ def filesystem_broker(data_dir: Path) -> dict:
         folder.mkdir(parents=True, exist_ok=True)
     return {
         "broker_url": "filesystem://",
-        "broker_transport": TRANSPORT,
         "broker_transport_options": {
             "data_folder_in": str(folders["queue"]),
             "data_folder_out": str(folders["queue"]),

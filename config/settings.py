@@ -440,7 +440,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 if not CELERY_BROKER_URL:
     _broker = filesystem_broker(MEMORY_DATA_DIR)
     CELERY_BROKER_URL = _broker["broker_url"]
-    CELERY_BROKER_TRANSPORT = _broker["broker_transport"]
     CELERY_BROKER_TRANSPORT_OPTIONS = _broker["broker_transport_options"]
 CELERY_BEAT_SCHEDULE = {
     f"dream-{kind}": {"task": "memory_app.tasks.start_dream", "schedule": every, "args": [kind]}

@@ -64,3 +64,14 @@ def test_a_consumer_polling_without_pause_gets_every_message_whole(channels):
 
     assert errors == []
     assert sorted(message["n"] for message in received) == list(range(sent))
+
+
+def test_the_app_without_a_broker_url_uses_the_whole_file_transport(settings):
+    from config.celery import app
+
+    assert settings.CELERY_BROKER_URL == "filesystem://"
+    with app.connection_for_write() as connection:
+        assert type(connection.transport).__name__ == "WholeFileTransport"
+    with app.connection_for_write("redis://127.0.0.1:6379/13") as connection:
+        assert type(connection.transport).__name__ == "Transport"
+        assert connection.transport.driver_type == "redis"

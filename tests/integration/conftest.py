@@ -15,13 +15,8 @@ from config.celery import app as default_app
 
 
 def make_app(name: str, **conf) -> Celery:
-    """An app on the test settings, with `conf` over them. A broker URL
-    given without a transport takes the transport its scheme names: the
-    settings' zero-setup transport would otherwise win over it."""
     app = Celery(name)
     app.config_from_object("django.conf:settings", namespace="CELERY")
-    if "broker_url" in conf:
-        conf.setdefault("broker_transport", None)
     app.conf.update(conf)
     app.autodiscover_tasks(["memory_app"])
     return app

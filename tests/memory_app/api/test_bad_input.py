@@ -101,7 +101,10 @@ def test_bidirectional_overrides_and_isolates_are_400(client, escape):
 
 
 def test_right_to_left_writing_and_its_marks_are_text(caller_for, owner):
-    body = {"store": "conversation", "content": "שלום \u200fעולם, مرحبا \u061c ok \u200e"}
+    # Hebrew and Arabic words with the right-to-left mark, the Arabic letter
+    # mark and the left-to-right mark between them.
+    hebrew, arabic = "\u05e9\u05dc\u05d5\u05dd", "\u0645\u0631\u062d\u0628\u0627"
+    body = {"store": "conversation", "content": f"{hebrew} \u200f{arabic} \u061c ok \u200e"}
     response = caller_for(owner)("memory_remember", body)
     assert response.status_code == 201, response.content
 
