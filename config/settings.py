@@ -347,7 +347,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORY_LOGIN_COOLOFF_MINUTES", 15
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_LOCKOUT_CALLABLE = "memory_app.login_attempts.lockout_response"
 AXES_IPWARE_PROXY_COUNT = env_int("MEMORY_PROXY_COUNT", 0, minimum=0) or None
 
 REST_FRAMEWORK = {

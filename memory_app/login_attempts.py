@@ -6,7 +6,14 @@ address; `authenticate()` without one (the test client's `login`, scripts)
 is not a sign-in through the web and is left to the ModelBackend.
 """
 
+from axes.attempts import get_cool_off_threshold
 from axes.backends import AxesStandaloneBackend
+from axes.conf import settings
+from axes.helpers import get_cool_off, get_failure_limit
+from axes.models import AccessAttempt
+from django.db.models import Sum
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 
 class LoginAttemptsBackend(AxesStandaloneBackend):
@@ -14,3 +21,30 @@ class LoginAttemptsBackend(AxesStandaloneBackend):
         if request is None:
             return None
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials=None
+) -> HttpResponse:
+    """The 429 page: whether this address or the account is paused, and for how long.
+
+    Axes' own page named the username being tried even when the address was
+    what is locked (failures for one name pause every name from there), and
+    gave the pause as a timedelta ("0:15:00").
+    """
+    limit = get_failure_limit(request, credentials)
+    failures_here = (
+        AccessAttempt.objects.filter(
+            ip_address=request.axes_ip_address,
+            attempt_time__gte=get_cool_off_threshold(request),
+        ).aggregate(total=Sum("failures_since_start"))["total"]
+        or 0
+    )
+    context = {
+        "failure_limit": limit,
+        "address_paused": failures_here >= limit,
+        "cool_off": get_cool_off(request),
+    }
+    return render(
+        request, "registration/locked_out.html", context, status=settings.AXES_HTTP_RESPONSE_CODE
+    )

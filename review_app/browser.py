@@ -6,7 +6,7 @@ may read (memory_app.access), so a filter naming another store finds nothing.
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.db.models import CharField, Count, F, Func, Q, QuerySet, Value
 from django.db.models.functions import Substr
 from django.http import Http404
@@ -15,6 +15,7 @@ from memory_app.access import documents_readable, stores_readable
 from memory_app.models import DocState, MemoryDocument, MemoryStore
 from memory_app.selectors.search import OVERFETCH, Scored, hybrid_candidates, rerank
 from review_app.links import link_each
+from review_app.pagination import Pager
 
 STORE_LIMIT = 200
 SEARCH_LIMIT = 50
@@ -83,7 +84,7 @@ def browser_listing(documents: QuerySet[MemoryDocument]) -> QuerySet[MemoryDocum
 
 def browser_page(documents: QuerySet[MemoryDocument], number: object) -> Page:
     """One page of the listing, each document with the `url` of its page."""
-    page = Paginator(browser_listing(documents), PAGE_SIZE).get_page(number)
+    page = Pager(browser_listing(documents), PAGE_SIZE).get_page(number)
     page.object_list = link_each(list(page.object_list), "review:document")
     return page
 

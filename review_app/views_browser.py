@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.policy import can_author_store
 from review_app.browser import (
@@ -19,6 +19,7 @@ from review_app.browser import (
 )
 from review_app.forms import BrowserFilterForm
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
+from review_app.methods import post_only
 
 
 @require_GET
@@ -68,7 +69,7 @@ def _valid_part(form: BrowserFilterForm) -> dict:
     return {name: value for name, value in form.cleaned_data.items() if name not in form.errors}
 
 
-@require_POST
+@post_only(lambda store_id: f"{reverse('review:browser')}?store={store_id}")
 @login_required
 def browser_add(request: HttpRequest, store_id: int) -> HttpResponse:
     """A reviewer adds reviewed memory to a workspace store (a manager to

@@ -2,14 +2,15 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.services.delete import deletion_decide
 from review_app.errors import page_errors
 from review_app.forms import DeletionForm
+from review_app.methods import post_only
+from review_app.pagination import Pager
 from review_app.selectors import deletion_requests_for
 
 PAGE_SIZE = 50
@@ -18,13 +19,11 @@ PAGE_SIZE = 50
 @require_GET
 @login_required
 def deletions(request: HttpRequest) -> HttpResponse:
-    page = Paginator(deletion_requests_for(request.user), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    page = Pager(deletion_requests_for(request.user), PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "review_app/deletions.html", {"page": page, "active_page": "deletions"})
 
 
-@require_POST
+@post_only("review:deletions")
 @login_required
 def deletion_decide_view(request: HttpRequest, item_id) -> HttpResponse:
     item = deletion_requests_for(request.user).filter(pk=item_id).first()

@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
@@ -23,6 +23,7 @@ from review_app.diffs import build_diff
 from review_app.display import diff_view
 from review_app.errors import page_errors
 from review_app.forms import CurateForm, RedactForm
+from review_app.methods import post_only
 from review_app.provenance import of_document, version_authors
 
 HISTORY_LIMIT = 200
@@ -108,7 +109,11 @@ def _version_number(params, name: str, *, default: int, lowest: int) -> int:
     return int(raw)
 
 
-@require_POST
+def _document_url(document_id) -> str:
+    return reverse("review:document", args=[document_id])
+
+
+@post_only(_document_url)
 @login_required
 def document_curate(request: HttpRequest, document_id) -> HttpResponse:
     """Rollback, pin/unpin, tombstone/restore: one form, one action each;
@@ -164,16 +169,13 @@ DONE = {
 }
 
 
-@require_http_methods(["GET", "POST"])
+@post_only(_document_url)
 @login_required
 def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
     """Remove a text from the whole history, once the reviewer has seen how
-    much it hits; the message says where, never what. A GET (the address
-    bar after a post) goes back to the document."""
+    much it hits; the message says where, never what."""
     document = _document(request, document_id)
     back = redirect("review:document", document_id=document.pk)
-    if request.method == "GET":
-        return back
     form = RedactForm(request.POST)
     if not form.is_valid():
         messages.error(request, form.error_text())

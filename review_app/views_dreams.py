@@ -9,21 +9,22 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.access import dream_jobs_readable
 from memory_app.dreams.kinds import KINDS
 from memory_app.dreams.runner import dream_start, dreams_busy
 from memory_app.models import DreamJob, DreamReviewItem, JobStatus, ReviewAction, ReviewStatus
-from memory_app.permissions import can_review
+from memory_app.permissions import can_decide_reviews, can_review
 from memory_app.selectors.review import TARGET_STORE_SELECT
 from review_app.errors import require_reviewer
 from review_app.forms import DreamRunForm
+from review_app.methods import post_only
+from review_app.pagination import Pager
 
 PAGE_SIZE = 30
 RESULTS_SHOWN = 5
@@ -55,13 +56,14 @@ def dreams(request: HttpRequest) -> HttpResponse:
         runs = runs.annotate(proposals=Count("items")).prefetch_related(
             Prefetch("items", queryset=_shown_items(), to_attr="shown_items")
         )
-    page = Paginator(runs.order_by("-created_at"), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Pager(runs.order_by("-created_at"), PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "rows": [JobRow(job, _results(job) if may_review else []) for job in page.object_list],
         "under_way": any(job.status in UNDER_WAY for job in page.object_list),
         "kinds": sorted(KINDS),
         "may_run": may_review,
+        "may_open_queue": can_decide_reviews(request.user),
         "active_page": "dreams",
     }
     template = "review_app/dreams.html#runs" if request.htmx else "review_app/dreams.html"
@@ -97,7 +99,7 @@ def _result(item: DreamReviewItem) -> Result:
     return Result(text, item.status, url)
 
 
-@require_POST
+@post_only("review:dreams")
 @login_required
 def dream_run(request: HttpRequest) -> HttpResponse:
     require_reviewer(request)

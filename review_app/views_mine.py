@@ -3,12 +3,11 @@ saved on their behalf, with where it came from."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.access import documents_readable
 from memory_app.models import DocState, MemoryVersion, Scope
@@ -17,6 +16,8 @@ from memory_app.policy import can_curate_store
 from memory_app.services.stores import store_for_user
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
+from review_app.methods import post_only
+from review_app.pagination import Pager
 
 PAGE_SIZE = 50
 
@@ -53,7 +54,7 @@ def _mine_page(
 ) -> HttpResponse:
     """The page, also as it is drawn again around a refused save."""
     readable = has_memory_permission(request.user, "read_memory")
-    page = Paginator(my_memories(request.user), PAGE_SIZE).get_page(page_number)
+    page = Pager(my_memories(request.user), PAGE_SIZE).get_page(page_number)
     for document in page.object_list:
         if document.saved_by == request.user.get_username():
             document.saved_by = ""  # their own writes need no attribution
@@ -71,7 +72,7 @@ def _mine_page(
     return render(request, template, context, status=status)
 
 
-@require_POST
+@post_only("review:mine")
 @login_required
 def mine_add(request: HttpRequest) -> HttpResponse:
     store = store_for_user(user=request.user)
@@ -83,7 +84,7 @@ def mine_add(request: HttpRequest) -> HttpResponse:
     return redirect("review:mine")
 
 
-@require_POST
+@post_only("review:mine")
 @login_required
 def mine_act(request: HttpRequest, document_id) -> HttpResponse:
     document = my_memories(request.user).select_related("store").filter(pk=document_id).first()

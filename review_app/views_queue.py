@@ -7,17 +7,18 @@ the server decides only what it receives.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 from django_htmx.http import trigger_client_event
 
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
 from review_app.display import diff_view
 from review_app.errors import page_errors, require_reviewer
 from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
+from review_app.methods import post_only
+from review_app.pagination import Pager
 from review_app.selectors import (
     DECIDED_TABS,
     queue_item_content,
@@ -41,7 +42,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     filters = form.filters()
     status = filters.pop("status")
     counts = queue_tab_counts(**filters)
-    paginator = Paginator(queue_items(status=status, **filters), PAGE_SIZE)
+    paginator = Pager(queue_items(status=status, **filters), PAGE_SIZE)
     # The tab counts hold this tab's size: no COUNT query of its own.
     paginator.count = counts.get(status, 0)
     page = paginator.get_page(request.GET.get("page"))
@@ -80,14 +81,14 @@ def proposal(request: HttpRequest, item_id) -> HttpResponse:
     return render(request, template, context)
 
 
-@require_POST
+@post_only("review:queue")
 @login_required
 def decide(request: HttpRequest, item_id) -> HttpResponse:
     require_reviewer(request)
     return _decide(request, DecisionForm(request.POST), [item_id])
 
 
-@require_POST
+@post_only("review:queue")
 @login_required
 def decide_bulk(request: HttpRequest) -> HttpResponse:
     require_reviewer(request)

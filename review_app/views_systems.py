@@ -7,18 +7,19 @@ manage grant through a team) add, edit, pin and delete.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.access import documents_readable, systems_manageable, systems_readable
 from memory_app.models import DocState, System
 from memory_app.policy import can_curate_store
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
+from review_app.methods import post_only
+from review_app.pagination import Pager
 
 PAGE_SIZE = 50
 
@@ -67,7 +68,7 @@ def _card_page(
         .defer("embedding", "search_vector")
         .order_by("-updated_at", "path")
     )
-    page = Paginator(memories, PAGE_SIZE).get_page(page_number)
+    page = Pager(memories, PAGE_SIZE).get_page(page_number)
     may_manage = can_curate_store(request.user, system.store)
     if may_manage:
         with_edit_forms(page.object_list, editing)
@@ -82,7 +83,7 @@ def _card_page(
     return render(request, template, context, status=status)
 
 
-@require_POST
+@post_only(lambda slug, **_: reverse("review:system", args=[slug]))
 @login_required
 def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
     system = _system(request, slug)
@@ -94,7 +95,7 @@ def system_memory_add(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("review:system", slug=slug)
 
 
-@require_POST
+@post_only(lambda slug, **_: reverse("review:system", args=[slug]))
 @login_required
 def system_memory_act(request: HttpRequest, slug: str, document_id) -> HttpResponse:
     system = _system(request, slug)

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from memory_app.models import GroupMemoryPolicy, SystemGrant
 from memory_app.permissions import can_administer
@@ -18,6 +18,7 @@ from memory_app.services.principals import (
     system_grant_set,
 )
 from review_app.forms import GrantForm, TeamPolicyForm
+from review_app.methods import post_only
 
 
 def _require_staff(request: HttpRequest) -> None:
@@ -29,6 +30,11 @@ def _require_staff(request: HttpRequest) -> None:
 @login_required
 def teams(request: HttpRequest) -> HttpResponse:
     _require_staff(request)
+    return _teams_page(request, GrantForm())
+
+
+def _teams_page(request: HttpRequest, grant_form: GrantForm, status: int = 200) -> HttpResponse:
+    """The page, also as it is drawn again around a refused grant."""
     rows = (
         Group.objects.annotate(members=Count("user", distinct=True))
         .prefetch_related(
@@ -43,24 +49,23 @@ def teams(request: HttpRequest) -> HttpResponse:
     policies = {p.group_id: p for p in GroupMemoryPolicy.objects.all()}
     for team in rows:
         team.policy = policies.get(team.pk)
-    context = {"rows": rows, "grant_form": GrantForm(), "active_page": "teams"}
-    return render(request, "review_app/teams.html", context)
+    context = {"rows": rows, "grant_form": grant_form, "active_page": "teams"}
+    return render(request, "review_app/teams.html", context, status=status)
 
 
-@require_POST
+@post_only("review:teams")
 @login_required
 def grant_add(request: HttpRequest) -> HttpResponse:
     _require_staff(request)
     form = GrantForm(request.POST)
-    if form.is_valid():
-        system_grant_set(**form.cleaned_data)
-        messages.success(request, "Grant saved.")
-    else:
-        messages.error(request, form.error_text())
+    if not form.is_valid():
+        return _teams_page(request, form, status=400)
+    system_grant_set(**form.cleaned_data)
+    messages.success(request, "Grant saved.")
     return redirect("review:teams")
 
 
-@require_POST
+@post_only("review:teams")
 @login_required
 def grant_remove(request: HttpRequest, grant_id: int) -> HttpResponse:
     _require_staff(request)
@@ -70,7 +75,7 @@ def grant_remove(request: HttpRequest, grant_id: int) -> HttpResponse:
     return redirect("review:teams")
 
 
-@require_POST
+@post_only("review:teams")
 @login_required
 def team_policy(request: HttpRequest, team_id: int) -> HttpResponse:
     _require_staff(request)

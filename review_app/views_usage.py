@@ -5,7 +5,6 @@ Document figures only ever cover documents the person may read.
 """
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -19,6 +18,7 @@ from memory_app.access import (
 )
 from memory_app.models import DocState, MemoryUsage
 from review_app.forms import UsageFilterForm
+from review_app.pagination import Pager
 
 PAGE_SIZE = 50
 VIEWS = ("runs", "documents", "unused")
@@ -60,7 +60,7 @@ def usage(request: HttpRequest) -> HttpResponse:
             .only("id", "path", "title", "trust", "created_at", *STORE_LABEL_COLUMNS)
             .order_by("created_at", "path")
         )
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Pager(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {"form": form, "view": view, "page": page, "active_page": "usage"}
     return render(request, "review_app/usage.html", context)
 

@@ -6,6 +6,7 @@ text, escaped by the template like any other text: payloads carry paths,
 notes and reasons that agents and people typed.
 """
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -61,6 +62,20 @@ def duration(value: timedelta | float | int | datetime | None, end: datetime | N
         return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+@register.filter
+def duration_in_words(value: timedelta | None) -> str:
+    """ "15 minutes", "1 hour", "1 hour 30 minutes": a wait as a sentence
+    says it, to the minute (rounded up: never shorter than it is)."""
+    if not isinstance(value, timedelta) or value <= timedelta(0):
+        return ""
+    hours, minutes = divmod(math.ceil(value.total_seconds() / 60), 60)
+    return " ".join(
+        f"{count} {unit}{'' if count == 1 else 's'}"
+        for count, unit in ((hours, "hour"), (minutes, "minute"))
+        if count
+    )
 
 
 @register.filter

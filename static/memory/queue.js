@@ -59,6 +59,10 @@
       return;
     }
     const cards = cardsOf(form);
+    if (!cards.length) {
+      tell("Select at least one item.", 6000);
+      return;
+    }
     const visible = rows();
     const after = visible.slice(visible.indexOf(cards[cards.length - 1]) + 1);
     const next = after.find(function (row) { return !cards.includes(row); });

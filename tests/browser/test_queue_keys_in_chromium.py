@@ -90,6 +90,21 @@ def test_enter_in_an_empty_reject_note_decides_nothing(queue_page):
     assert status(first) == ("pending", "")
 
 
+def test_approve_selected_with_nothing_ticked_refuses_at_once(queue_page, undo_seconds):
+    page, ids = queue_page
+    undo_seconds(10)  # a countdown would still be showing: the refusal must come first
+    page.reload()
+    posted = []
+    page.on("request", lambda request: request.method == "POST" and posted.append(request.url))
+    page.get_by_role("button", name="Approve selected").click()
+    expect(page.locator(".toast")).to_have_text("Select at least one item.")
+    expect(page.get_by_role("button", name="Undo")).to_have_count(0)
+    for item_id in ids:
+        expect(page.locator(f"#item-{item_id}")).to_be_visible()
+    assert posted == []
+    assert [status(item_id) for item_id in ids] == [("pending", "")] * 2
+
+
 def test_enter_in_the_approve_note_does_not_approve(queue_page):
     page, (first, _) = queue_page
     page.locator(f"#note-{first}").click()

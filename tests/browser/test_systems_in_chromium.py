@@ -1,6 +1,9 @@
 """System cards and the memory browser in a real browser."""
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from memory_app.models import MemoryDocument
 from memory_app.services.principals import system_grant_set
@@ -65,3 +68,30 @@ def test_live_search_in_the_memory_browser(login, live_server, screenshots):
     assert "runbooks/kafka/lag" in first_row.inner_text()
     assert "q=consumer" in page.url  # the search is in the address, so it can be shared
     page.screenshot(path=str(screenshots / "browser.png"), full_page=True)
+
+
+def test_back_and_forward_show_the_search_of_the_address(login, live_server):
+    store = WorkspaceStoreFactory(slug="workspace_ops")
+    make_document(store, "runbooks/postgres/vacuum", "Postgres bloat: run VACUUM on the table.")
+    UserFactory(username="ivy")
+    page = login("ivy", PASSWORD)
+    page.goto(f"{live_server.url}/browser/")
+    search = page.locator("#id_q")
+    search.click()
+    page.keyboard.type("zq7919")
+    expect(page.locator("#results")).to_contain_text("Nothing matches “zq7919”")
+    page.keyboard.press("Control+A")
+    page.keyboard.type("postgres")
+    expect(page.locator("#results")).to_contain_text("for “postgres”")
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/browser/\?q=zq7919&"))
+    expect(page.locator("#results")).to_contain_text("Nothing matches “zq7919”")
+    expect(search).to_have_value("zq7919")
+    page.go_forward()
+    expect(page).to_have_url(re.compile(r"/browser/\?q=postgres&"))
+    expect(page.locator("#results")).to_contain_text("for “postgres”")
+    expect(search).to_have_value("postgres")
+    page.go_back()
+    page.go_back()
+    expect(page).to_have_url(f"{live_server.url}/browser/")
+    expect(search).to_have_value("")

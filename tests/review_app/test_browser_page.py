@@ -154,6 +154,18 @@ def test_pages_keep_the_filters(client, owner):
     assert "notes/n54" in page(client, store=store.pk, doc_type="note", page=2)
 
 
+@pytest.mark.parametrize("number", ["0", "-5"])
+def test_a_page_number_below_one_opens_the_first_page(client, owner, number):
+    store = WorkspaceStoreFactory(slug="many")
+    for n in range(55):
+        make_document(store, f"notes/n{n:02d}", f"Note number {n}.", embedding=None)
+    client.force_login(owner)
+    html = page(client, store=store.pk, page=number)
+    assert "Page 1 of 2" in html
+    assert "notes/n00" in html and "notes/n54" not in html
+    assert "Page 2 of 2" in page(client, store=store.pk, page="99")
+
+
 def test_anonymous_visitors_are_sent_to_log_in(client):
     response = client.get("/browser/")
     assert response.status_code == 302

@@ -237,11 +237,12 @@ def test_a_redaction_typed_with_enter_at_the_end_or_line_breaks_finds_its_text(c
     assert document.versions.get(version=1).content == "first line\n[redacted]"
 
 
-def test_the_redaction_address_opened_directly_goes_back_to_the_document(client, owner):
+@pytest.mark.parametrize("action", ["redact", "curate"])
+def test_a_form_address_opened_directly_goes_back_to_the_document(client, owner, action):
     document = write_private(owner, f"join value {SECRET}")
     client.force_login(owner)
 
-    response = client.get(f"{url(document)}redact")
+    response = client.get(f"{url(document)}{action}")
 
     assert response.status_code == 302
     assert response.url == url(document)

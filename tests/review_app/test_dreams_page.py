@@ -14,6 +14,17 @@ def test_an_empty_list_says_so(client, owner):
     assert "Run now" not in html
 
 
+def test_the_intro_links_the_review_queue_only_for_those_who_may_open_it(client, owner, reviewer):
+    client.force_login(owner)
+    html = client.get("/dreams/").content.decode()
+    assert "wait in the review queue or under" in html
+    assert 'href="/queue/"' not in html
+    client.force_login(reviewer)
+    html = client.get("/dreams/").content.decode()
+    assert 'wait in the <a href="/queue/">review queue</a>' in html
+    assert client.get("/queue/").status_code == 200
+
+
 def test_runs_show_status_progress_and_errors(client, reviewer):
     DreamJob.objects.create(kind="compact", status="running", progress_done=40, progress_total=100)
     DreamJob.objects.create(kind="expire", status="succeeded", stats={"due": 2, "expired": 2})

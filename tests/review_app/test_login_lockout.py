@@ -1,8 +1,11 @@
 """Failed logins lock the sign-in out for a while (django-axes)."""
 
+import re
+from datetime import timedelta
+
 import pytest
 
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -36,6 +39,34 @@ def test_the_lockout_follows_the_address_across_usernames(client, owner, setting
         _login(client, "wrong", username=username)
     assert _login(client, PASSWORD).status_code == 429
     assert _login(client, PASSWORD, address="10.0.0.9").status_code == 302
+
+
+def _alert(response) -> str:
+    return re.search(r'role="alert">(.*?)</p>', response.content.decode(), re.S).group(1)
+
+
+def test_an_address_lockout_says_the_address_is_paused_in_words(client, owner, settings):
+    UserFactory(username="carol")
+    for _ in range(5):
+        _login(client, "wrong", username="carol")
+    locked = _login(client, PASSWORD, username="owner")
+    assert locked.status_code == 429
+    assert _alert(locked) == (
+        "After 5 failed attempts, logins from this address are paused for 15 minutes."
+        " Try again later, or ask an administrator to lift the pause."
+    )
+
+
+def test_an_account_lockout_names_neither_the_user_nor_the_address(client, owner, settings):
+    settings.AXES_FAILURE_LIMIT = 2
+    settings.AXES_COOLOFF_TIME = timedelta(hours=1)
+    for address in ("10.0.0.1", "10.0.0.2"):
+        _login(client, "wrong", address=address)
+    locked = _login(client, PASSWORD, address="10.0.0.3")
+    assert locked.status_code == 429
+    assert _alert(locked).startswith(
+        "After 2 failed attempts, logins to this account are paused for 1 hour."
+    )
 
 
 def test_a_success_before_the_limit_resets_the_count(client, owner, settings):

@@ -57,3 +57,40 @@ def test_an_unknown_page_is_404(client, owner):
 def test_htmx_is_served_from_our_own_static_files(client):
     response = client.get("/static/django_htmx/htmx-2.min.js")
     assert response.status_code == 200
+
+
+def test_enter_in_the_address_bar_after_a_refused_save_goes_back_to_the_page(client, owner):
+    client.force_login(owner)
+    refused = client.post("/mine/add", {"title": "No content", "content": ""})
+    assert refused.status_code == 400
+    again = client.get("/mine/add", follow=True)
+    assert again.redirect_chain == [("/mine/", 302)]
+    assert again.status_code == 200
+    assert "<h1>My memories</h1>" in again.content.decode()
+
+
+SOME_ID = "3f2b8c1e-0000-4000-8000-000000000001"
+
+
+@pytest.mark.parametrize(
+    ("action", "page"),
+    [
+        ("/mine/add", "/mine/"),
+        (f"/mine/{SOME_ID}/", "/mine/"),
+        ("/systems/ledger/add", "/systems/ledger/"),
+        (f"/systems/ledger/{SOME_ID}/", "/systems/ledger/"),
+        ("/browser/7/add", "/browser/?store=7"),
+        ("/queue/bulk", "/queue/"),
+        (f"/queue/{SOME_ID}/decide", "/queue/"),
+        (f"/deletions/{SOME_ID}/decide", "/deletions/"),
+        ("/dreams/run", "/dreams/"),
+        ("/teams/grants", "/teams/"),
+        ("/teams/grants/1/remove", "/teams/"),
+        ("/teams/1/policy", "/teams/"),
+    ],
+)
+def test_a_get_of_a_form_action_goes_to_the_page_of_the_form(client, owner, action, page):
+    client.force_login(owner)
+    for response in (client.get(action), client.head(action)):
+        assert (response.status_code, response["Location"]) == (302, page)
+    assert client.put(action).status_code == 405

@@ -70,6 +70,16 @@ def test_the_list_shows_only_readable_systems(client, ledger, cast):
     assert "None of your teams has a grant" in client.get("/systems/").content.decode()
 
 
+def test_the_empty_list_links_teams_for_staff_only(client, cast):
+    client.force_login(cast["outsider"])
+    html = client.get("/systems/").content.decode()
+    assert "Staff grant them under Teams." in html
+    assert 'href="/teams/"' not in html
+    client.force_login(cast["staff"])
+    html = client.get("/systems/").content.decode()
+    assert 'Staff grant them under <a href="/teams/">Teams</a>.' in html
+
+
 def test_readers_see_no_manage_actions(client, ledger, cast):
     client.force_login(cast["reader"])
     html = client.get("/systems/ledger/").content.decode()
@@ -216,3 +226,13 @@ def test_my_memories_are_bounded_in_queries_with_1000_rows(
     with django_assert_max_num_queries(12):
         response = client.get("/mine/")
     assert response.content.decode().count('class="item memory"') == 50
+
+
+def test_my_memories_open_on_the_first_page_for_a_page_below_one(client, owner):
+    store = store_for_user(user=owner)
+    for n in range(60):
+        make_document(store, f"prefs/{n:02d}", f"Preference {n}.", embedding=None)
+    client.force_login(owner)
+    for number in ("0", "-5"):
+        assert "Page 1 of 2" in client.get("/mine/", {"page": number}).content.decode()
+    assert "Page 2 of 2" in client.get("/mine/", {"page": "7"}).content.decode()

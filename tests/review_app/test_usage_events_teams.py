@@ -175,10 +175,23 @@ def test_staff_revoke_memory_for_a_team_and_tools_answer_403(client, staff, owne
     assert "turned off by an administrator" in client.get("/mine/").content.decode()
 
 
-def test_bad_team_forms_are_messages(client, staff):
+def test_a_refused_grant_keeps_what_was_typed_beside_the_error(client, staff):
     client.force_login(staff)
-    response = client.post("/teams/grants", {"system_slug": "no spaces!", "team": ""}, follow=True)
-    assert response.status_code == 200
+    typed = {"system_slug": "Payments API!", "team": "my team", "level": "manage"}
+    response = client.post("/teams/grants", typed)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Not saved. What you typed is still here: System: Enter a valid" in html
+    assert 'value="Payments API!"' in html and 'value="my team"' in html
+    assert '<option value="manage" selected>' in html
+    assert not SystemGrant.objects.exists()
+
+
+def test_bad_team_forms_are_refused(client, staff):
+    client.force_login(staff)
+    response = client.post("/teams/grants", {"system_slug": "no spaces!", "team": ""})
+    assert response.status_code == 400
+    assert "Team: This field is required." in response.content.decode()
     assert not SystemGrant.objects.exists()
     assert client.post("/teams/999999/policy", {}).status_code == 404
     assert client.post("/teams/grants/999999/remove").status_code == 404
