@@ -234,13 +234,45 @@ class MetadataFieldsMixin(forms.Form):
             return validate()
         except ValidationError as error:
             for e in error.errors(include_url=False):
-                loc = [str(part) for part in e["loc"]]
+                loc = list(e["loc"])
                 field = name
                 if name == "entities" and loc and loc[0] in ENTITY_NAMES:
-                    field = f"entity_{loc[0]}"
-                where = ".".join(loc) if name == "entities" else ".".join([name, *loc])
-                self.add_error(field, f"{where}: {e['msg']}")
+                    field, loc = f"entity_{loc[0]}", loc[1:]
+                where = _position(name, loc)
+                message = _plain(e, name)
+                self.add_error(field, f"{where}: {message}" if where else message)
             return None
+
+
+# What one item of a list input is called, as the person typed it.
+_ITEM = {"tags": "Tag", "source_refs": "Line"}
+
+
+def _position(name: str, loc: list) -> str:
+    """Where in an input an error is, as the person typed it: "Tag 3",
+    "Line 2, kind"; nothing for the input as a whole. The API's own paths
+    ("tags.2", "source_refs.1.kind") count from 0 and name the JSON."""
+    if not loc or not isinstance(loc[0], int):
+        return ""
+    where = f"{_ITEM.get(name, 'Item')} {loc[0] + 1}"
+    return ", ".join([where, *(str(part) for part in loc[1:])])
+
+
+def _plain(error: dict, name: str) -> str:
+    """A validation message in the page's words; pydantic's own for the rest
+    ("List should have at most 20 items after validation, not 30")."""
+    ctx = error.get("ctx") or {}
+    match error["type"]:
+        case "too_long":
+            what = "tags" if name == "tags" else "lines"
+            return f"At most {ctx['max_length']} {what}, not {ctx['actual_length']}."
+        case "string_too_long":
+            return f"At most {ctx['max_length']} characters."
+        case "string_too_short":
+            return "Must not be empty."
+        case "enum":
+            return f"Must be one of {ctx['expected']}."
+    return error["msg"]
 
 
 def _source_refs(text: str) -> list[SourceRef]:

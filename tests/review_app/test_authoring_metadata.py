@@ -165,6 +165,22 @@ def test_a_bad_source_ref_is_named_under_the_source_refs(client, owner):
     assert "rumour heard-it</textarea>" in html
 
 
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ({"tags": ",".join(f"t{n}" for n in range(30))}, "At most 20 tags, not 30."),
+        ({"tags": "ok, " + "x" * 65}, "Tag 2: At most 64 characters."),
+        ({"source_refs": "incident INC-1\nrumour heard-it"}, "Line 2, kind: Must be one of "),
+        ({"source_refs": "url"}, "Line 1, ref: Must not be empty."),
+    ],
+)
+def test_a_refused_metadata_field_says_where_in_the_words_of_the_form(client, owner, bad, said):
+    client.force_login(owner)
+    html = client.post("/mine/add", {**FULL, **bad}).content.decode()
+    assert said in html
+    assert "after validation" not in html and ".0" not in html.split("field-error")[1][:200]
+
+
 def test_a_refused_edit_keeps_the_typed_metadata(client, owner):
     client.force_login(owner)
     client.post("/mine/add", FULL)
