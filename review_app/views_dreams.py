@@ -62,7 +62,9 @@ def dreams(request: HttpRequest) -> HttpResponse:
         "rows": [JobRow(job, _results(job) if may_review else []) for job in page.object_list],
         "under_way": any(job.status in UNDER_WAY for job in page.object_list),
         "kinds": sorted(KINDS),
-        "may_run": may_review,
+        # Starting a run and opening the queue take a person with the review
+        # right (`require_reviewer`), not a service account holding it.
+        "may_run": can_decide_reviews(request.user),
         "may_open_queue": can_decide_reviews(request.user),
         "active_page": "dreams",
     }

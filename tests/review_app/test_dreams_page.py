@@ -3,6 +3,7 @@
 import pytest
 
 from memory_app.models import DreamJob
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -70,6 +71,13 @@ def test_unknown_kinds_are_refused(client, reviewer, kind):
     response = client.post("/dreams/run", {"kind": kind}, follow=True)
     assert response.status_code == 200
     assert not DreamJob.objects.exists()
+
+
+def test_a_service_account_with_the_review_right_is_not_offered_a_run(client):
+    agent = UserFactory(username="review-bot", reviewer=True, service_account=True)
+    client.force_login(agent)
+    assert "Run now" not in client.get("/dreams/").content.decode()
+    assert client.post("/dreams/run", {"kind": "expire"}).status_code == 403
 
 
 def test_only_reviewers_may_run(client, owner):
