@@ -179,7 +179,12 @@
       "?": function () { help.showModal(); },
     };
     if (!keys[event.key]) return;
-    keys[event.key]();
     event.preventDefault();
+    // A decision needs an item: say how to reach one rather than do nothing.
+    if (!row && "adrx".includes(event.key) && rows().length) {
+      tell("Move to an item first: j for the next, k for the previous.", 4000);
+      return;
+    }
+    keys[event.key]();
   });
 })();

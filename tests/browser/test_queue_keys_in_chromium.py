@@ -48,6 +48,14 @@ def test_j_and_k_move_the_focus_with_a_visible_ring(queue_page):
     expect(page.locator(f"#item-{first}")).to_be_focused()
 
 
+def test_a_with_no_item_focused_says_how_to_reach_one_and_decides_nothing(queue_page):
+    page, (first, second) = queue_page
+    page.keyboard.press("a")
+    expect(page.locator(".toast")).to_contain_text("Move to an item first: j for the next")
+    page.wait_for_timeout(300)
+    assert status(first)[0] == "pending" and status(second)[0] == "pending"
+
+
 def test_a_approves_the_focused_item_after_the_countdown(queue_page):
     page, (first, second) = queue_page
     page.keyboard.press("j")
