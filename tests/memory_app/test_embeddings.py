@@ -24,6 +24,7 @@ from memory_app.embeddings import (
     checked_model,
     get_backend,
     model_session,
+    vector_literal,
 )
 
 REFERENCE = Path(__file__).resolve().parent / "embedding_reference.json"
@@ -153,3 +154,10 @@ def test_a_model_file_that_fails_its_checksum_is_never_run(monkeypatch):
 
     with pytest.raises(EmbeddingError, match="SHA-256"):
         embeddings.MiniLMBackend()
+
+
+def test_a_vector_literal_holds_seven_significant_digits_of_each_value():
+    vector = np.array([0.1234567891, -1.5e-8, 3.0, 0.0], dtype=np.float32)
+    assert vector_literal(vector) == "[0.1234568,-1.5e-08,3,0]"
+    assert vector_literal([0.5, -0.25]) == "[0.5,-0.25]"
+    assert vector_literal(vector) == "[" + ",".join(f"{v:.7g}" for v in vector) + "]"
