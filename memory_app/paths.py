@@ -5,6 +5,7 @@ leading or trailing slash and no `..`. The same regular expression is used
 by Python validation and by a CHECK constraint, so both always agree.
 """
 
+import hashlib
 import re
 import unicodedata
 
@@ -32,8 +33,34 @@ def path_error(path: object) -> str | None:
     return None
 
 
+# Hex digits of the title's digest a derived path carries when the title's
+# letters do not all fit in a path.
+DIGEST_LENGTH = 8
+
+
 def path_from_title(title: str) -> str:
-    """A path derived from a title: 'Nginx crash loop!' → 'nginx-crash-loop'."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    """A path derived from a title: 'Nginx crash loop!' → 'nginx-crash-loop'.
+
+    Accents fold away ('Café' → 'cafe'). Letters a path cannot hold (Chinese,
+    Japanese, 'ø', emoji) would leave different titles with one path (every
+    Chinese title was 'untitled'), and a write to a derived path updates the
+    document there: such a path ends in a digest of the title instead,
+    '数据库连接池' → 'note-1f0c2a9b', so one title keeps one path and two
+    titles get two.
+    """
+    decomposed = unicodedata.normalize("NFKD", title)
+    ascii_title = decomposed.encode("ascii", "ignore").decode()
     slug = _non_path_chars.sub("-", ascii_title.lower()).strip("-")
-    return slug[:PATH_MAX_LENGTH].rstrip("-") or "untitled"
+    lost = any(not char.isascii() and (char.isalnum() or _is_symbol(char)) for char in decomposed)
+    if slug and not lost:
+        return slug[:PATH_MAX_LENGTH].rstrip("-")
+    digest = hashlib.blake2b(
+        unicodedata.normalize("NFC", title).encode(), digest_size=DIGEST_LENGTH // 2
+    ).hexdigest()
+    stem = slug[: PATH_MAX_LENGTH - DIGEST_LENGTH - 1].rstrip("-") or "note"
+    return f"{stem}-{digest}"
+
+
+def _is_symbol(char: str) -> bool:
+    """Emoji and other pictographs: what a title says with them is lost too."""
+    return unicodedata.category(char) == "So"
