@@ -1,9 +1,10 @@
 from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
-from django.urls import path
+from django.urls import path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
-from memory_app.api import review
+from memory_app.api import errors, review
 from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.api.events import events_list
 from memory_app.api.manifest import tools_manifest
@@ -41,4 +42,7 @@ urlpatterns = [
         ),
         name="docs",
     ),
+    # Any other path, any method: the error shape (API.md), also while
+    # DEBUG draws Django's own page for unknown paths elsewhere.
+    re_path(r"", csrf_exempt(errors.not_found), name="not-found"),
 ]

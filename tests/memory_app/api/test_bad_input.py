@@ -182,3 +182,22 @@ def test_a_nul_in_a_query_parameter_is_400(client):
 
 def test_invalid_utf8_in_a_query_parameter_is_400(client):
     _refused(client.get("/api/v1/events?conversation=%C3%28"), "conversation")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/api/v1/nope"),
+        ("post", "/api/v1/tools/nope"),
+        ("post", "/api/v1/promotions/not-a-uuid/reject"),
+        ("get", "/api/v1/tools/memory_search/extra"),
+    ],
+)
+def test_an_unknown_api_path_is_a_404_in_the_error_shape_even_in_debug(
+    client, settings, method, path
+):
+    settings.DEBUG = True
+    response = getattr(client, method)(path, {}, format="json")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"error": "not_found", "detail": "Not found."}
