@@ -203,3 +203,25 @@ def test_dream_merges_are_listed_and_decided_through_the_same_endpoints(reviewer
     assert response.status_code == 200, response.content
     twin.refresh_from_db()
     assert twin.state == "superseded"
+
+
+def test_a_reviewer_outside_a_systems_teams_approves_into_it_and_gets_the_document(
+    caller_for, reviewer, payments
+):
+    alice = UserFactory(username="alice-payments", teams=["payments-owners"])
+    alice_tools = caller_for(alice)
+    draft = alice_tools.ok("memory_remember", remember_body(path="ledger/close"), status=201)
+    proposal = alice_tools.ok(
+        "memory_propose_promotion",
+        {"id": draft["id"], "target_store": payments, "rationale": "The close checklist."},
+        status=202,
+    )
+
+    response = _client(reviewer).post(
+        f"/api/v1/promotions/{proposal['review_item_id']}/approve", {"note": "ok"}, format="json"
+    )
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["path"], body["trust"]) == ("ledger/close", "admin_approved")
+    assert MemoryDocument.objects.get(pk=body["id"]).store.slug == "system-payments"
