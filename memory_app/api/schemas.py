@@ -279,7 +279,15 @@ class ContextIn(Input):
     """The memory context for this turn: advisory notes to verify, with ids to cite."""
 
     message: str = Field(min_length=1, max_length=20000)
-    max_docs: int = Field(8, ge=1, le=50)
+    max_docs: int = Field(
+        8,
+        ge=1,
+        le=50,
+        description=(
+            "At most this many documents found for the message; pinned documents "
+            "come first, under a cap of their own (MEMORY_ALWAYS_INJECT_CAP)."
+        ),
+    )
     token_budget: int | None = Field(None, ge=1, le=100_000)
 
 

@@ -92,7 +92,11 @@ async def list_prompts(ctx, params) -> types.ListPromptsResult:
                         name="message", description="The user's message.", required=True
                     ),
                     types.PromptArgument(
-                        name="max_docs", description="At most this many documents (1-50)."
+                        name="max_docs",
+                        description=(
+                            "At most this many documents found for the message (1-50); "
+                            "pinned documents come first, under a cap of their own."
+                        ),
                     ),
                 ],
             )
