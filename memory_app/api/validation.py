@@ -44,7 +44,9 @@ HEADER_LIMITS = {
 def text_problem(value: str) -> str | None:
     """Why `value` cannot be stored as text, or None when it can."""
     if match := _FORBIDDEN.search(value):
-        return f"Control character U+{ord(match.group()):04X} at position {match.start()}."
+        code = ord(match.group())
+        what = "Lone surrogate" if 0xD800 <= code <= 0xDFFF else "Control character"
+        return f"{what} U+{code:04X} at position {match.start()}."
     return None
 
 

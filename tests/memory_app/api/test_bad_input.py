@@ -109,6 +109,16 @@ def test_right_to_left_writing_and_its_marks_are_text(caller_for, owner):
     assert response.status_code == 201, response.content
 
 
+def test_a_lone_surrogate_is_named_as_one(client):
+    response = client.post(
+        "/api/v1/tools/memory_remember",
+        '{"store": "user", "content": "ab\\ud800"}',
+        content_type="application/json",
+    )
+    _refused(response, "content")
+    assert response.json()["fields"]["content"] == ["Lone surrogate U+D800 at position 2."]
+
+
 def test_tabs_and_newlines_are_text(caller_for, owner):
     body = {"store": "conversation", "content": "line one\n\tline two\r\n"}
     assert caller_for(owner)("memory_remember", body).status_code == 201
