@@ -3,7 +3,8 @@
 import base64
 import binascii
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
 
 from memory_app.access import STORE_SELECT, access_store, documents_readable
 from memory_app.actors import Actor
@@ -48,12 +49,15 @@ def documents_list(
     """A page of a store's documents by path, and the cursor of the next page.
 
     Keyset pagination on (store, path): pages stay fast and stable while
-    documents are added.
+    documents are added. A document past its expiry is inactive even before
+    the expiry job marks it, as search and context already treat it.
     """
     target = access_store(actor, store)
     documents = documents_readable(actor.user).filter(store=target)
     if not include_inactive:
-        documents = documents.filter(state__in=LIVE_STATES)
+        documents = documents.filter(state__in=LIVE_STATES).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
+        )
     if prefix:
         documents = documents.filter(path__startswith=prefix)
     if cursor:

@@ -75,6 +75,19 @@ def test_list_filters_by_prefix(tools):
     assert [d["path"] for d in listed["documents"]] == ["runbooks/x"]
 
 
+def test_list_leaves_out_what_has_expired_unless_inactive_ones_are_asked_for(tools):
+    tools.ok("memory_remember", remember_body(path="keep", content="kept"), 201)
+    tools.ok(
+        "memory_remember",
+        remember_body(path="gone", content="stale", expires_at="2020-01-01T00:00:00Z"),
+        201,
+    )
+    listed = tools.ok("memory_list", {"store": "conversation"})
+    assert [d["path"] for d in listed["documents"]] == ["keep"]
+    everything = tools.ok("memory_list", {"store": "conversation", "include_inactive": True})
+    assert [d["path"] for d in everything["documents"]] == ["gone", "keep"]
+
+
 def test_a_garbage_cursor_is_400(tools):
     response = tools("memory_list", {"store": "user", "cursor": "%%%"})
     assert response.status_code == 400
