@@ -134,7 +134,8 @@ def review_item(item) -> dict:
         status=item.status,
         source_document_id=item.source_document_id,
         source_version=item.source_version.version if item.source_version else None,
-        target_store=item.target_store.slug if item.target_store else None,
+        # Named as the tools name stores ("system:payments-api").
+        target_store=store_ref(item.target_store) if item.target_store else None,
         target_path=item.target_path,
         proposed_title=item.proposed_title,
         proposed_content=item.proposed_content,

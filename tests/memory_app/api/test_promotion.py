@@ -225,3 +225,16 @@ def test_a_reviewer_outside_a_systems_teams_approves_into_it_and_gets_the_docume
     body = response.json()
     assert (body["path"], body["trust"]) == ("ledger/close", "admin_approved")
     assert MemoryDocument.objects.get(pk=body["id"]).store.slug == "system-payments"
+
+
+def test_the_promotions_list_names_a_system_target_as_the_tools_do(caller_for, reviewer, payments):
+    alice = UserFactory(username="alice-lists", teams=["payments-owners"])
+    alice_tools = caller_for(alice)
+    draft = alice_tools.ok("memory_remember", remember_body(path="ledger/open"), status=201)
+    alice_tools.ok(
+        "memory_propose_promotion",
+        {"id": draft["id"], "target_store": payments, "rationale": "r"},
+        status=202,
+    )
+    [item] = _client(reviewer).get("/api/v1/promotions").json()["items"]
+    assert item["target_store"] == "system:payments"
