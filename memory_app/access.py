@@ -32,6 +32,7 @@ from memory_app.models import (
 )
 from memory_app.paths import path_error
 from memory_app.permissions import (
+    can_decide_reviews,
     can_review,
     has_memory_permission,
     is_service_account,
@@ -326,10 +327,14 @@ def traces_readable(user: AbstractBaseUser) -> QuerySet[ContextTrace]:
     return traces.filter(_own_or_shared_conversation_q(user))
 
 
-def events_readable(user: AbstractBaseUser) -> QuerySet[MemoryEvent]:
-    """Events, by the same rule as traces."""
+def events_readable(user: AbstractBaseUser, *, on_behalf: bool = False) -> QuerySet[MemoryEvent]:
+    """The whole outbox for whoever may work the review queue: a person with
+    the review right, acting as themselves. Everyone else, and anyone acting
+    on a reviewer's behalf, sees their own events and their conversations':
+    the review right is a person's (`policy.check_can_review`) and does not
+    pass with the act-on-behalf header."""
     events = MemoryEvent.objects.all()
-    if can_review(user):
+    if not on_behalf and can_decide_reviews(user):
         return events
     return events.filter(_own_or_shared_conversation_q(user))
 

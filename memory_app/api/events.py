@@ -6,6 +6,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memory_app.actors import Actor
 from memory_app.api.behalf import principal_for
 from memory_app.api.validation import RUNTIME_VALUE_SCHEMA
 from memory_app.errors import InvalidInput, NotFound
@@ -79,19 +80,20 @@ def events_list(request: Request) -> Response:
 
 
 def events_page(request: Request, *, after: int, limit: int) -> list[MemoryEvent]:
-    """The events after a cursor that this request may see (as the
-    On-Behalf-Of user, when one is named): the polling endpoint and the
-    stream (api/stream.py) both read through here."""
-    user = principal_for(request)
+    """The events after a cursor that this request may see (in the
+    On-Behalf-Of user's own scope, when one is named: `access.events_readable`):
+    the polling endpoint and the stream (api/stream.py) both read through
+    here."""
+    actor = Actor(user=principal_for(request), agent=request.user)
     conversation = None
     if external_id := request.query_params.get("conversation"):
         # A filter never creates the conversation it names.
         conversation = Conversation.objects.filter(
-            external_id=external_id[:200], participants=user
+            external_id=external_id[:200], participants=actor.user
         ).first()
         if conversation is None:
             raise NotFound("No such conversation.")
-    return events_after(user, after=after, conversation=conversation, limit=limit)
+    return events_after(actor, after=after, conversation=conversation, limit=limit)
 
 
 def event_json(event: MemoryEvent) -> dict:

@@ -99,7 +99,12 @@ def promotion_approve_view(request: Request, item_id) -> Response:
     operation_id="promotion_reject",
     tags=["review"],
     request=schemas.RejectIn,
-    responses={200: schemas.ReviewItemOut, 403: schemas.ErrorOut, 404: schemas.ErrorOut},
+    responses={
+        200: schemas.ReviewItemOut,
+        403: schemas.ErrorOut,
+        404: schemas.ErrorOut,
+        422: schemas.ErrorOut,
+    },
 )
 @api_view(["POST"])
 def promotion_reject_view(request: Request, item_id) -> Response:

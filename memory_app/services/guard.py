@@ -41,13 +41,16 @@ def agent_text_fields(
     return fields
 
 
-def scan_for_store(fields: Mapping[str, str], store: MemoryStore) -> list[Finding]:
-    """Scan under the target store's rules; raise WriteBlocked on a blocking hit.
+def scan_for_store(fields: Mapping[str, str], store: MemoryStore | None) -> list[Finding]:
+    """Scan under the target store's rules (None: a shared store's, for text
+    that has no store, as a review note on an item without a target); raise
+    WriteBlocked on a blocking hit.
 
     Returns the tolerated findings (injection phrases in a conversation
     store), which are kept with the version.
     """
-    findings = scan_fields(fields, conversation_store=store.scope == Scope.CONVERSATION)
+    conversation = store is not None and store.scope == Scope.CONVERSATION
+    findings = scan_fields(fields, conversation_store=conversation)
     blocking = [f for f in findings if f.blocking]
     if blocking:
         where = sorted({f"{f.detector} in {f.field}" for f in blocking})

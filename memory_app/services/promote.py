@@ -218,7 +218,8 @@ def promotion_approve(
 ) -> MemoryDocument:
     """Apply a proposal: the (possibly edited) content lands in the target store.
 
-    Permission: "review promotions", humans only. Re-scans what is applied.
+    Permission: "review promotions", humans only. Re-scans what is applied,
+    and the note, which becomes the version's reason (422, recorded).
     Writes a `promote` version with `admin_approved` trust, superseding what
     the target path held; the draft is untouched. Emits
     `memory.promotion.approved`.
@@ -232,7 +233,8 @@ def promotion_approve(
     refs = draft_source_refs(draft)
     with recording_refusals(actor_for(user), tool="promotion_approve", store=store.slug):
         findings = scan_for_store(
-            {**_draft_texts(draft, final, refs), "title": item.proposed_title}, store
+            {**_draft_texts(draft, final, refs), "title": item.proposed_title, "note": note},
+            store,
         )
     fields = {
         **draft_metadata(draft),
@@ -319,33 +321,51 @@ def _supersede_merged(item: DreamReviewItem, target: MemoryDocument, user) -> No
         )
 
 
-@transaction.atomic
+def _check_note(user: AbstractBaseUser, item_id, note: str, *, tool: str) -> None:
+    """Scan a reviewer's note under the item's target store rules (422,
+    recorded), before the decision's transaction so the record survives it.
+
+    The note is kept on the item and in events agents read, and an approval
+    lands it as the new version's reason: it must carry neither a secret nor
+    an injection phrase, as nothing else in a shared store may.
+    """
+    store = _open_item(item_id, lock=False).target_store
+    context = {"store": store.slug} if store is not None else {}
+    with recording_refusals(actor_for(user), tool=tool, **context):
+        scan_for_store({"note": note}, store)
+
+
 def promotion_defer(*, user: AbstractBaseUser, item_id, note: str = "") -> DreamReviewItem:
     """Set a proposal aside; it stays open and leaves the pending queue.
 
-    Permission: "review promotions", humans only.
+    Permission: "review promotions", humans only. The note is scanned (422,
+    recorded).
     """
     check_can_review(user)
-    item = _open_item(item_id)
-    item.status, item.decision_note = ReviewStatus.DEFERRED, note
-    item.save(update_fields=["status", "decision_note"])
+    _check_note(user, item_id, note, tool="promotion_defer")
+    with transaction.atomic():
+        item = _open_item(item_id)
+        item.status, item.decision_note = ReviewStatus.DEFERRED, note
+        item.save(update_fields=["status", "decision_note"])
     return item
 
 
-@transaction.atomic
 def promotion_reject(*, user: AbstractBaseUser, item_id, note: str) -> DreamReviewItem:
     """Decline a proposal with a note; the draft stays as it is.
 
-    Permission: "review promotions", humans only. Emits
-    `memory.promotion.rejected`.
+    Permission: "review promotions", humans only. The note is scanned (422,
+    recorded); a clean one is repeated in the `memory.promotion.rejected`
+    event this emits.
     """
     check_can_review(user)
-    item = _open_item(item_id)
-    review_item_close(item, user=user, status=ReviewStatus.REJECTED, note=note)
-    event_record(
-        "memory.promotion.rejected",
-        principal=user,
-        document=item.source_document,
-        payload={"review_item_id": str(item.pk), "note": note},
-    )
+    _check_note(user, item_id, note, tool="promotion_reject")
+    with transaction.atomic():
+        item = _open_item(item_id)
+        review_item_close(item, user=user, status=ReviewStatus.REJECTED, note=note)
+        event_record(
+            "memory.promotion.rejected",
+            principal=user,
+            document=item.source_document,
+            payload={"review_item_id": str(item.pk), "note": note},
+        )
     return item
