@@ -8,6 +8,7 @@ from memory_app.models import ChangeKind, DocState, MemoryDocument
 from memory_app.policy import check_can_curate, check_can_govern
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.events import event_record
+from memory_app.services.guard import scan_note
 
 _RESTORED_FIELDS = ("doc_type", "tags", "entities", "importance")
 
@@ -36,7 +37,6 @@ def document_always_inject_set(
     return locked
 
 
-@transaction.atomic
 def document_rollback(
     *, user: AbstractBaseUser, document: MemoryDocument, version: int, reason: str = ""
 ) -> MemoryDocument:
@@ -45,8 +45,17 @@ def document_rollback(
     History is append-only: nothing is rewritten, the rollback is one more
     link in the chain with its actor and reason. Emits
     `memory.document.rolled_back`; a version whose text is the current one
-    changes nothing and records nothing (the head's version stays).
+    changes nothing and records nothing (the head's version stays). The
+    reason is scanned first (422, recorded): it is kept in the history.
     """
+    scan_note(user, reason, tool="document_rollback", store=document.store, field="reason")
+    return _rolled_back(user=user, document=document, version=version, reason=reason)
+
+
+@transaction.atomic
+def _rolled_back(
+    *, user: AbstractBaseUser, document: MemoryDocument, version: int, reason: str
+) -> MemoryDocument:
     check_can_curate(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
     old = locked.versions.filter(version=version).first()
@@ -73,15 +82,23 @@ def document_rollback(
     return locked
 
 
-@transaction.atomic
 def document_state_set(
     *, user: AbstractBaseUser, document: MemoryDocument, tombstoned: bool, reason: str = ""
 ) -> MemoryDocument:
     """Tombstone or restore a document, as a new version either way.
 
     Permission: `can_govern`, as for pins. Emits `memory.document.tombstoned`
-    or `memory.document.restored`.
+    or `memory.document.restored`. The reason is scanned first (422,
+    recorded): it is kept in the history.
     """
+    scan_note(user, reason, tool="document_state_set", store=document.store, field="reason")
+    return _state_set(user=user, document=document, tombstoned=tombstoned, reason=reason)
+
+
+@transaction.atomic
+def _state_set(
+    *, user: AbstractBaseUser, document: MemoryDocument, tombstoned: bool, reason: str
+) -> MemoryDocument:
     check_can_govern(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
     state = DocState.TOMBSTONED if tombstoned else DocState.ACTIVE

@@ -17,7 +17,7 @@ from memory_app.models import (
 from memory_app.policy import check_can_curate, check_can_write, check_document_writable
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
-from memory_app.services.guard import recording_refusals, scan_for_store
+from memory_app.services.guard import recording_refusals, scan_for_store, scan_note
 from memory_app.services.review_items import OPEN, review_item_close, review_item_open
 
 
@@ -55,16 +55,25 @@ def memory_delete_request(
     return item, True
 
 
-@transaction.atomic
 def deletion_decide(
     *, user: AbstractBaseUser, item: DreamReviewItem, confirm: bool, note: str = ""
 ) -> DreamReviewItem:
     """Confirm (tombstone, a new version) or decline a deletion request.
 
     Raises PermissionDenied unless the user may curate the document; NotFound when the
-    item is not an open deletion request. Emits
-    `memory.document.tombstoned` or `memory.deletion.declined`.
+    item is not an open deletion request; WriteBlocked when the note holds
+    a secret or an injection phrase (it becomes the version's reason and is
+    repeated in the event). Emits `memory.document.tombstoned` or
+    `memory.deletion.declined`.
     """
+    scan_note(user, note, tool="deletion_decide", store=item.target_store)
+    return _deletion_decided(user=user, item=item, confirm=confirm, note=note)
+
+
+@transaction.atomic
+def _deletion_decided(
+    *, user: AbstractBaseUser, item: DreamReviewItem, confirm: bool, note: str
+) -> DreamReviewItem:
     item = (
         DreamReviewItem.objects.select_for_update(of=("self",))
         .select_related("job")

@@ -4,8 +4,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 
-from memory_app.actors import Actor
+from memory_app.actors import Actor, actor_for
 from memory_app.errors import InvalidInput, PolicyDenied, TooLarge, WriteBlocked
 from memory_app.models import MemoryStore, Scope
 from memory_app.paths import path_error
@@ -63,6 +64,21 @@ def scan_for_store(fields: Mapping[str, str], store: MemoryStore | None) -> list
             ],
         )
     return findings
+
+
+def scan_note(
+    user: AbstractBaseUser, note: str, *, tool: str, store: MemoryStore | None, field: str = "note"
+) -> None:
+    """Scan a person's note or reason on a decision under `store`'s rules
+    (422 write_blocked, recorded). It is kept in the history and repeated in
+    events agents read, so it may carry no secret or injection phrase. Call
+    it before the decision's transaction: the refusal's record must survive
+    that transaction's rollback."""
+    if not note:
+        return
+    context = {"store": store.slug} if store is not None else {}
+    with recording_refusals(actor_for(user), tool=tool, **context):
+        scan_for_store({field: note}, store)
 
 
 def scan_record(findings: list[Finding]) -> dict:

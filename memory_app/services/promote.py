@@ -40,6 +40,7 @@ from memory_app.services.guard import (
     check_sizes,
     recording_refusals,
     scan_for_store,
+    scan_note,
     scan_record,
 )
 from memory_app.services.merge_sources import merged_source_refs
@@ -321,20 +322,6 @@ def _supersede_merged(item: DreamReviewItem, target: MemoryDocument, user) -> No
         )
 
 
-def _check_note(user: AbstractBaseUser, item_id, note: str, *, tool: str) -> None:
-    """Scan a reviewer's note under the item's target store rules (422,
-    recorded), before the decision's transaction so the record survives it.
-
-    The note is kept on the item and in events agents read, and an approval
-    lands it as the new version's reason: it must carry neither a secret nor
-    an injection phrase, as nothing else in a shared store may.
-    """
-    store = _open_item(item_id, lock=False).target_store
-    context = {"store": store.slug} if store is not None else {}
-    with recording_refusals(actor_for(user), tool=tool, **context):
-        scan_for_store({"note": note}, store)
-
-
 def promotion_defer(*, user: AbstractBaseUser, item_id, note: str = "") -> DreamReviewItem:
     """Set a proposal aside; it stays open and leaves the pending queue.
 
@@ -342,7 +329,9 @@ def promotion_defer(*, user: AbstractBaseUser, item_id, note: str = "") -> Dream
     recorded).
     """
     check_can_review(user)
-    _check_note(user, item_id, note, tool="promotion_defer")
+    scan_note(
+        user, note, tool="promotion_defer", store=_open_item(item_id, lock=False).target_store
+    )
     with transaction.atomic():
         item = _open_item(item_id)
         item.status, item.decision_note = ReviewStatus.DEFERRED, note
@@ -358,7 +347,9 @@ def promotion_reject(*, user: AbstractBaseUser, item_id, note: str) -> DreamRevi
     event this emits.
     """
     check_can_review(user)
-    _check_note(user, item_id, note, tool="promotion_reject")
+    scan_note(
+        user, note, tool="promotion_reject", store=_open_item(item_id, lock=False).target_store
+    )
     with transaction.atomic():
         item = _open_item(item_id)
         review_item_close(item, user=user, status=ReviewStatus.REJECTED, note=note)

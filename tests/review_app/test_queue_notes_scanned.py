@@ -1,10 +1,11 @@
-"""The queue page's decisions go through the same note scan as the API: a
-secret in a note is a message on the page, and nothing is decided."""
+"""The pages' decisions go through the same note scan as the API: a secret
+in a note or reason is a message on the page, and nothing is decided."""
 
 import pytest
 
 from memory_app.models import DreamReviewItem, MemoryEvent
 from tests.factories import UserFactory
+from tests.review_app.test_deletions import request_deletion
 from tests.review_app.test_queue import propose
 
 pytestmark = pytest.mark.django_db
@@ -35,3 +36,36 @@ def test_a_secret_note_in_a_bulk_decision_decides_none_of_the_items(client, revi
     client.force_login(reviewer)
     client.post("/queue/bulk", {"action": "reject", "note": SECRET, "items": ids})
     assert set(DreamReviewItem.objects.values_list("status", flat=True)) == {"pending"}
+
+
+def test_a_secret_in_a_deletion_decision_note_decides_nothing(client, owner):
+    document, item_id = request_deletion(owner)
+    client.force_login(owner)
+    client.post(f"/deletions/{item_id}/decide", {"action": "confirm", "note": SECRET})
+    document.refresh_from_db()
+    assert document.state == "active"
+    assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
+    assert MemoryEvent.objects.filter(type="memory.write.blocked").count() == 1
+    assert not any(SECRET in str(event.payload) for event in MemoryEvent.objects.all())
+
+
+@pytest.mark.parametrize(
+    ("form", "tool"),
+    [
+        ({"action": "rollback", "version": 1}, "document_rollback"),
+        ({"action": "tombstone", "confirm": "on"}, "document_state_set"),
+    ],
+)
+def test_a_secret_in_a_curate_reason_changes_nothing(client, owner, form, tool):
+    document, _ = request_deletion(owner, path="notes/reasoned")
+    client.force_login(owner)
+    response = client.post(
+        f"/documents/{document.pk}/curate", {**form, "reason": f"see {SECRET}"}, follow=True
+    )
+    assert "safety scanner refused" in response.content.decode()
+    document.refresh_from_db()
+    assert (document.state, document.version) == ("active", 1)
+    blocked = MemoryEvent.objects.get(type="memory.write.blocked")
+    assert blocked.payload["tool"] == tool
+    assert not any(SECRET in str(event.payload) for event in MemoryEvent.objects.all())
+    assert not any(SECRET in v.reason for v in document.versions.all())
