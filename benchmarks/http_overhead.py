@@ -91,9 +91,7 @@ def tool_calls(actor, queries: list[str]) -> dict[str, tuple[Callable, str, dict
     from memory_app.views import healthz
 
     def resolved():
-        turn = access_turn(
-            user=actor.user, external_id=actor.conversation.external_id, create=False
-        )
+        turn = access_turn(user=actor.user, external_id=actor.conversation.external_id)
         return replace(actor, conversation=turn.conversation, stores=turn.stores)
 
     cycle = iter(queries * 1000)

@@ -52,7 +52,7 @@ def main() -> None:
 
     rng = random.Random(11)
     agent, _, _ = build_world(args.documents, rng)
-    stores = args.stores or list(access_turn(user=agent, external_id="conv-0", create=False).stores)
+    stores = args.stores or list(access_turn(user=agent, external_id="conv-0").stores)
     services = ["payments", "checkout", "kafka", "search", "billing", "gateway"]
     questions = [
         rng.choice([t.paraphrase, t.exact_query]).format(svc=rng.choice(services))

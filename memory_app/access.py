@@ -249,7 +249,7 @@ def access_document(
 @dataclass(frozen=True)
 class Turn:
     """The conversation of a tool call and the stores its turn may draw on
-    (None: not resolved, as after creating the conversation)."""
+    (None: not resolved, when a call names no conversation and reads no stores)."""
 
     conversation: Conversation | None
     stores: dict[int, MemoryStore] | None
@@ -259,31 +259,24 @@ def access_turn(
     *,
     user: AbstractBaseUser,
     external_id: str | None,
-    create: bool,
     known: TurnRows | None = None,
 ) -> Turn:
     """The conversation of the X-Memory-Conversation header, with the stores
     `context_stores_q` allows, in one statement (selectors/turn.py).
 
-    A write (`create`) creates the conversation on first use, with the user
-    as participant, and its store; a read naming an unknown one gets None
-    and creates nothing, so no one can claim an id before its rightful
-    user's first write. A user who is not a participant of an existing one
-    gets NotFound. Also primes `has_memory_permission` for the user.
-    `known` is the statement's answer when the caller's key came with it.
+    A conversation that does not exist yet gets None and is created by
+    nothing here: only a write that succeeds creates it
+    (`services.conversations.conversation_claim`), so no one can claim an id
+    before its rightful user's first write. A user who is not a participant
+    of an existing one gets NotFound. Also primes `has_memory_permission`
+    for the user. `known` is the statement's answer when the caller's key
+    came with it.
     """
-    from memory_app.services.conversations import conversation_open
-
     found = known or turn_rows(user=user, external_id=external_id)
     memory_permissions_known(user, found)
     stores = found.stores if has_memory_permission(user, "read_memory") else {}
-    if external_id is None or (found.conversation is None and not create):
+    if external_id is None or found.conversation is None:
         return Turn(None, stores)
-    if found.conversation is None:
-        conversation = conversation_open(user=user, external_id=external_id)
-        if conversation is None:
-            raise NotFound("No such conversation.")
-        return Turn(conversation, None)
     if not found.joined:
         raise NotFound("No such conversation.")
     return Turn(found.conversation, stores)

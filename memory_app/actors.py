@@ -22,7 +22,8 @@ class Actor:
     agent: AbstractBaseUser
     conversation: Conversation | None = None
     run_id: str = ""
-    # The X-Memory-Conversation a read named when no such conversation exists yet.
+    # The X-Memory-Conversation a call named when no such conversation exists
+    # yet: a write that succeeds creates it (services.conversations).
     conversation_name: str = ""
     # The stores this turn may draw on, by id, when they were resolved with
     # the conversation (access_turn); None: not resolved, ask the database.

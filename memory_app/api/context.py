@@ -28,16 +28,16 @@ def _header(request: Request, name: str) -> str | None:
     return value
 
 
-def actor_from_request(
-    request: Request, *, create_conversation: bool = False, with_stores: bool = False
-) -> Actor:
+def actor_from_request(request: Request, *, with_stores: bool = False) -> Actor:
     """Resolve X-Memory-On-Behalf-Of, X-Memory-Conversation and X-Memory-Run.
 
     Only holders of "act on behalf" may send the first (403 otherwise); a
-    conversation the principal does not take part in is a 404. Only a write
-    (`create_conversation`) creates a conversation that does not exist yet.
-    The conversation comes with the stores the turn may draw on, in the same
-    statement; `with_stores` asks for them when no conversation is named.
+    conversation the principal does not take part in is a 404. One that does
+    not exist yet is only named (`conversation_name`): a write creates it
+    together with what it writes (`conversation_claim`), never before its
+    checks pass. The conversation comes with the stores the turn may draw
+    on, in the same statement; `with_stores` asks for them when no
+    conversation is named.
     """
     agent = request.user
     _header(request, HEADER)  # a malformed name is a 400 before any rights check
@@ -50,7 +50,6 @@ def actor_from_request(
         access_turn(
             user=user,
             external_id=conversation_id,
-            create=create_conversation,
             known=known and known.rows,
         )
         if conversation_id or with_stores

@@ -30,6 +30,7 @@ from memory_app.policy import check_can_read
 from memory_app.selectors.documents import document_history, document_version, documents_list
 from memory_app.selectors.search import memory_search
 from memory_app.services.context import memory_context_load, memory_mark_used
+from memory_app.services.conversations import conversation_claim
 from memory_app.services.delete import memory_delete_request
 from memory_app.services.patch import Edit, memory_patch
 from memory_app.services.principals import TurnWanted
@@ -47,8 +48,9 @@ def runtime_headers(*, conversation_required: bool = False) -> list[OpenApiParam
             OpenApiParameter.HEADER,
             required=conversation_required,
             description=(
-                "The conversation of this turn; the first write creates it and its store "
-                "(a read naming an unknown one creates nothing)."
+                "The conversation of this turn; the first write that succeeds creates it "
+                "and its store (a read, or a write that fails or keeps nothing, creates "
+                "nothing)."
             ),
         ),
         OpenApiParameter(
@@ -136,12 +138,14 @@ class ToolView(APIView):
         return turn_wanted(request, with_stores=self.reads_turn_stores)
 
     def post(self, request: Request) -> Response:
-        actor = actor_from_request(
-            request, create_conversation=self.write, with_stores=self.reads_turn_stores
-        )
+        actor = actor_from_request(request, with_stores=self.reads_turn_stores)
         if not self.write:
             check_can_read(actor)
-        return self.run(actor, parse_input(self.input_model, request.data))
+        data = parse_input(self.input_model, request.data)
+        if self.write and actor.conversation_name:
+            # A conversation no write has created yet: only this one's success creates it.
+            return conversation_claim(actor=actor, write=lambda claimed: self.run(claimed, data))
+        return self.run(actor, data)
 
     def run(self, actor: Actor, data) -> Response:
         raise NotImplementedError

@@ -57,9 +57,9 @@ def test_the_statement_finds_the_stores_the_access_rule_allows(scene, who, conve
     found = Conversation.objects.filter(external_id=conversation).first()
     if found is not None and not found.participants.filter(pk=user.pk).exists():
         with pytest.raises(NotFound):
-            access_turn(user=user, external_id=conversation, create=False)
+            access_turn(user=user, external_id=conversation)
         return
-    turn = access_turn(user=user, external_id=conversation, create=False)
+    turn = access_turn(user=user, external_id=conversation)
     assert turn.conversation == found
     assert set(turn.stores) == _expected(user, found)
     labels = {store.label for store in turn.stores.values()}
@@ -98,7 +98,7 @@ def test_a_superuser_keeps_reading_whatever_their_groups_say(scene):
     suspended = Group.objects.create(name="suspended")
     boss.groups.add(suspended)
     GroupMemoryPolicy.objects.create(group=suspended, can_read_memory=False)
-    turn = access_turn(user=boss, external_id=None, create=False)
+    turn = access_turn(user=boss, external_id=None)
     assert set(turn.stores) == _expected(boss, None)
     assert turn.stores
     key = api_key_find(api_key_issue(user=boss).raw, turn=TurnWanted(None))
