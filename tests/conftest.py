@@ -82,6 +82,15 @@ def reviewer(db):
 
 
 @pytest.fixture
+def staff(db):
+    """A staff member (Django's is_staff), who manages webhooks and teams."""
+    user = UserFactory(username="staff")
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    return user
+
+
+@pytest.fixture
 def api_client_for():
     """An API client authenticated with a fresh key of the given user."""
 

@@ -4,20 +4,11 @@ POST/redirect/GET so a refresh never registers twice."""
 import pytest
 
 from memory_app.models import Webhook
-from tests.factories import UserFactory
 from tests.memory_app.webhooks.conftest import dns  # noqa: F401 (an autouse fixture)
 
 pytestmark = pytest.mark.django_db
 
 FORM = {"url": "https://hooks.example.com/in", "event_types": "memory.*"}
-
-
-@pytest.fixture
-def staff(db):
-    user = UserFactory(username="staff")
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    return user
 
 
 @pytest.fixture

@@ -2,22 +2,15 @@
 review-wide outbox, on the polling endpoint and the stream alike."""
 
 import pytest
-from rest_framework.test import APIClient
 
 from memory_app.models import MemoryEvent
-from memory_app.services.principals import api_key_issue, principal_upsert
+from memory_app.services.principals import principal_upsert
 from tests.factories import UserFactory
 from tests.memory_app.api.conftest import remember_body
 
 pytestmark = pytest.mark.django_db
 
 BEHALF = {"HTTP_X_MEMORY_ON_BEHALF_OF": "rev"}
-
-
-def _client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_issue(user=user).raw}")
-    return client
 
 
 def _ids(response) -> list[int]:
@@ -36,7 +29,7 @@ def rev(db):
 
 
 @pytest.fixture
-def world(caller_for, agent, rev):
+def world(caller_for, agent, rev, api_client_for):
     """alice wrote in her private conversation; an agent proposed a draft
     that another reviewer rejected with a note; rev wrote in a conversation
     of rev's own. Returns rev's own event ids."""
@@ -50,7 +43,7 @@ def world(caller_for, agent, rev):
         202,
     )
     other = UserFactory(username="other-rev", reviewer=True)
-    rejected = _client(other).post(
+    rejected = api_client_for(other).post(
         f"/api/v1/promotions/{proposal['review_item_id']}/reject",
         {"note": "alice's cluster only"},
         format="json",
@@ -61,36 +54,40 @@ def world(caller_for, agent, rev):
     return list(own.values_list("id", flat=True))
 
 
-def test_on_behalf_of_a_reviewer_only_the_reviewers_own_events_are_returned(helper, world):
-    got = _ids(_client(helper).get("/api/v1/events", **BEHALF))
+def test_on_behalf_of_a_reviewer_only_the_reviewers_own_events_are_returned(
+    helper, world, api_client_for
+):
+    got = _ids(api_client_for(helper).get("/api/v1/events", **BEHALF))
     assert got == world
     assert len(MemoryEvent.objects.all()) > len(got)
 
 
-def test_on_behalf_of_a_reviewer_another_users_conversation_is_404(helper, world):
-    response = _client(helper).get("/api/v1/events", {"conversation": "alice-chat"}, **BEHALF)
+def test_on_behalf_of_a_reviewer_another_users_conversation_is_404(helper, world, api_client_for):
+    response = api_client_for(helper).get(
+        "/api/v1/events", {"conversation": "alice-chat"}, **BEHALF
+    )
     assert response.status_code == 404
 
 
-def test_on_behalf_of_a_reviewer_the_review_queue_is_refused_as_well(helper, world):
-    assert _client(helper).get("/api/v1/promotions", **BEHALF).status_code == 403
+def test_on_behalf_of_a_reviewer_the_review_queue_is_refused_as_well(helper, world, api_client_for):
+    assert api_client_for(helper).get("/api/v1/promotions", **BEHALF).status_code == 403
 
 
-def test_the_reviewer_as_themself_still_sees_every_event(rev, world):
+def test_the_reviewer_as_themself_still_sees_every_event(rev, world, api_client_for):
     everything = list(MemoryEvent.objects.order_by("id").values_list("id", flat=True))
-    assert _ids(_client(rev).get("/api/v1/events", {"limit": 500})) == everything
+    assert _ids(api_client_for(rev).get("/api/v1/events", {"limit": 500})) == everything
 
 
-def test_a_service_account_with_the_review_right_sees_only_its_own_events(world):
+def test_a_service_account_with_the_review_right_sees_only_its_own_events(world, api_client_for):
     bot = UserFactory(username="bot-reviewer", reviewer=True, service_account=True)
     mine = MemoryEvent.objects.create(type="memory.test", principal=bot)
-    assert _ids(_client(bot).get("/api/v1/events")) == [mine.id]
+    assert _ids(api_client_for(bot).get("/api/v1/events")) == [mine.id]
 
 
 # The stream closes stale connections between reads: not inside a test's transaction.
 @pytest.mark.django_db(transaction=True)
-def test_the_stream_on_behalf_of_a_reviewer_follows_the_same_rule(helper, world):
-    response = _client(helper).get(
+def test_the_stream_on_behalf_of_a_reviewer_follows_the_same_rule(helper, world, api_client_for):
+    response = api_client_for(helper).get(
         "/api/v1/events/stream", HTTP_ACCEPT="text/event-stream", **BEHALF
     )
     frames = iter(response.streaming_content)

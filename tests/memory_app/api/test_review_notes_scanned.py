@@ -2,21 +2,13 @@
 every other text a write keeps: a secret is a 422 and nothing is decided."""
 
 import pytest
-from rest_framework.test import APIClient
 
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryEvent
-from memory_app.services.principals import api_key_issue
 from tests.memory_app.api.conftest import remember_body
 
 pytestmark = pytest.mark.django_db
 
 SECRET = "AKIAIOSFODNN7EXAMPLQ"
-
-
-def _client(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_issue(user=user).raw}")
-    return client
 
 
 @pytest.fixture
@@ -36,8 +28,10 @@ def _nothing_holds_the_secret() -> None:
 
 
 @pytest.mark.parametrize("decision", ["reject", "approve"])
-def test_a_secret_in_the_note_is_blocked_and_nothing_is_decided(reviewer, item_url, decision):
-    response = _client(reviewer).post(
+def test_a_secret_in_the_note_is_blocked_and_nothing_is_decided(
+    reviewer, item_url, decision, api_client_for
+):
+    response = api_client_for(reviewer).post(
         f"{item_url}/{decision}", {"note": f"nope {SECRET}"}, format="json"
     )
     assert response.status_code == 422
@@ -53,8 +47,8 @@ def test_a_secret_in_the_note_is_blocked_and_nothing_is_decided(reviewer, item_u
     _nothing_holds_the_secret()
 
 
-def test_a_clean_note_still_rejects(reviewer, item_url):
-    response = _client(reviewer).post(
+def test_a_clean_note_still_rejects(reviewer, item_url, api_client_for):
+    response = api_client_for(reviewer).post(
         f"{item_url}/reject", {"note": "too specific to one cluster"}, format="json"
     )
     assert response.status_code == 200
@@ -63,16 +57,18 @@ def test_a_clean_note_still_rejects(reviewer, item_url):
     assert rejected.payload["note"] == "too specific to one cluster"
 
 
-def test_a_clean_note_still_approves(reviewer, item_url):
-    response = _client(reviewer).post(f"{item_url}/approve", {"note": "good"}, format="json")
+def test_a_clean_note_still_approves(reviewer, item_url, api_client_for):
+    response = api_client_for(reviewer).post(f"{item_url}/approve", {"note": "good"}, format="json")
     assert response.status_code == 200
     assert DreamReviewItem.objects.get().status == "approved"
 
 
-def test_an_item_without_a_target_store_still_has_its_note_scanned(reviewer, item_url):
+def test_an_item_without_a_target_store_still_has_its_note_scanned(
+    reviewer, item_url, api_client_for
+):
     # Items imported from another installation may name no target store.
     DreamReviewItem.objects.update(target_store=None)
-    response = _client(reviewer).post(f"{item_url}/reject", {"note": SECRET}, format="json")
+    response = api_client_for(reviewer).post(f"{item_url}/reject", {"note": SECRET}, format="json")
     assert response.status_code == 422
     assert DreamReviewItem.objects.get().status == "pending"
     _nothing_holds_the_secret()

@@ -4,7 +4,6 @@ import socket
 import pytest
 
 from memory_app.webhooks import services
-from tests.factories import UserFactory
 from tests.memory_app.api.conftest import agent, caller_for, tools  # noqa: F401 (fixtures)
 from tests.memory_app.webhooks.receiver import Receiver
 
@@ -52,14 +51,6 @@ def second_receiver():
     yield receiver
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture
-def staff(db):
-    user = UserFactory(username="staff")
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    return user
 
 
 @pytest.fixture
