@@ -35,16 +35,36 @@ def _key_valid(authorization: str) -> bool:
 
 
 async def _refuse(send) -> None:
-    body = json.dumps(
-        {"error": "not_authenticated", "detail": "Send 'Authorization: Token <key>'."}
-    ).encode()
+    await _answer(
+        send,
+        401,
+        {"error": "not_authenticated", "detail": "Send 'Authorization: Token <key>'."},
+        (b"www-authenticate", b'Token realm="api"'),
+    )
+
+
+async def _post_only(send) -> None:
+    """A GET asks for a stream of messages the server starts; a stateless
+    server starts none, and the SDK held such a request open with nothing to
+    send until the client gave up. The protocol lets a server without that
+    stream answer 405 instead."""
+    await _answer(
+        send,
+        405,
+        {"error": "method_not_allowed", "detail": "This endpoint answers POST only."},
+        (b"allow", b"POST"),
+    )
+
+
+async def _answer(send, status: int, error: dict, *headers: tuple[bytes, bytes]) -> None:
+    body = json.dumps(error).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 401,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
-                (b"www-authenticate", b'Token realm="api"'),
+                *headers,
                 (b"content-length", str(len(body)).encode()),
             ],
         }
@@ -78,6 +98,9 @@ def with_mcp(django_app):
             if not await anyio.to_thread.run_sync(_key_valid, headers.get("authorization", "")):
                 logger.info("MCP 401", extra={"route": "mcp", "status": 401})
                 await _refuse(send)
+                return
+            if scope["method"] == "GET":
+                await _post_only(send)
                 return
             await mcp_app(scope, receive, send)
             return

@@ -171,6 +171,19 @@ def test_a_missing_or_bad_key_gets_401_before_the_protocol(asgi_server, authoriz
     assert response.headers["WWW-Authenticate"] == 'Token realm="api"'
 
 
+def test_a_get_of_the_endpoint_is_405_at_once_not_a_stream_that_never_speaks(
+    asgi_server, agent_key
+):
+    response = httpx.get(
+        f"{asgi_server.url}/mcp",
+        headers={"Authorization": f"Bearer {agent_key}", "Accept": "text/event-stream"},
+        timeout=5,
+    )
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "POST"
+    assert response.json()["error"] == "method_not_allowed"
+
+
 def test_the_official_client_fails_to_connect_without_a_key(asgi_server, transactional_db):
     async def scenario():
         async with connected(asgi_server.url, "ama_wrong") as client:
