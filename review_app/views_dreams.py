@@ -64,8 +64,7 @@ def dreams(request: HttpRequest) -> HttpResponse:
         "kinds": sorted(KINDS),
         # Starting a run and opening the queue take a person with the review
         # right (`require_reviewer`), not a service account holding it.
-        "may_run": can_decide_reviews(request.user),
-        "may_open_queue": can_decide_reviews(request.user),
+        "may_decide": can_decide_reviews(request.user),
         "active_page": "dreams",
     }
     template = "review_app/dreams.html#runs" if request.htmx else "review_app/dreams.html"
