@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 
+from memory_app.api import errors as api_errors
 from memory_app.observability.views import metrics, readyz
 from memory_app.views import healthz
 from review_app.forms import LoginForm
@@ -11,6 +13,9 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
     path("api/v1/", include("memory_app.api.urls")),
+    # The rest of /api (`/api/v1` without its slash among it): the API's
+    # error shape, never Django's pages, whatever DEBUG says.
+    re_path(r"^api(?:/|$)", csrf_exempt(api_errors.not_found)),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(authentication_form=LoginForm),

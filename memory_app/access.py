@@ -39,7 +39,7 @@ from memory_app.permissions import (
     memory_permissions_known,
 )
 from memory_app.selectors.turn import TurnRows, turn_rows
-from memory_app.services.stores import store_for_user
+from memory_app.services.stores import conversation_store_name, store_for_user
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
 # The columns MemoryStore.label reads, for lists that load documents with .only().
@@ -206,7 +206,7 @@ def _not_yet_created_store(external_id: str) -> MemoryStore:
         pk=0,
         scope=Scope.CONVERSATION,
         slug="conversation",
-        name=f"conversation {external_id}",
+        name=conversation_store_name(external_id),
         conversation=Conversation(external_id=external_id),
     )
 
@@ -283,7 +283,12 @@ def access_turn(
 
 
 def access_user_by_name(username: str) -> AbstractBaseUser:
-    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    user = (
+        get_user_model()
+        .objects.select_related("principal")
+        .filter(username=username, is_active=True)
+        .first()
+    )
     if user is None:
         raise NotFound("No such user.")
     return user

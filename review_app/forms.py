@@ -10,6 +10,7 @@ from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
 from memory_app.api.validation import text_problem
 from memory_app.dreams.kinds import KINDS
 from memory_app.models import DocState, DocType, GrantLevel, ReviewStatus, Scope, Trust
+from memory_app.moments import in_utc
 from memory_app.services.authoring import AuthoredMetadata
 from memory_app.services.promote import DECIDED_HERE
 from memory_app.services.versions import SourceRef
@@ -191,6 +192,15 @@ class MetadataFieldsMixin(forms.Form):
     # Whether a post without the block's marker field (`metadata`) keeps the
     # memory's metadata rather than resetting it.
     metadata_optional = False
+
+    def clean_expires_at(self):
+        value = self.cleaned_data.get("expires_at")
+        if value is None:
+            return None
+        try:
+            return in_utc(value)
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean(self):
         data = super().clean()

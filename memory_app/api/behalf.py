@@ -11,7 +11,7 @@ from rest_framework.request import Request
 
 from memory_app.access import access_user_by_name
 from memory_app.errors import PermissionDenied
-from memory_app.permissions import can_act_on_behalf
+from memory_app.permissions import can_act_on_behalf, is_service_account
 
 HEADER = "X-Memory-On-Behalf-Of"
 
@@ -28,8 +28,11 @@ class OnBehalfOfAllowed(BasePermission):
 def principal_for(request: Request) -> AbstractBaseUser:
     """The user the request is evaluated as: the named user, or the caller.
 
-    Staff and superusers are never a target: their rights would pass to
-    whoever holds the act-on-behalf right.
+    Only people are a target (API.md: "that user"), never staff or
+    superusers, whose rights would pass to whoever holds the act-on-behalf
+    right, nor service accounts: an agent's conversations are its own, and
+    one agent holding the right would otherwise read and write every other
+    agent's.
     """
     name = request.headers.get(HEADER)
     if name is None:
@@ -39,4 +42,6 @@ def principal_for(request: Request) -> AbstractBaseUser:
     user = access_user_by_name(name.strip())
     if user.is_staff or user.is_superuser:
         raise PermissionDenied("Nobody acts on behalf of staff or superusers.")
+    if is_service_account(user):
+        raise PermissionDenied("Nobody acts on behalf of a service account.")
     return user

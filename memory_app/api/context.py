@@ -1,5 +1,6 @@
 """The runtime headers of a tool call, turned into an Actor."""
 
+import json
 import re
 
 from pydantic import BaseModel, ValidationError
@@ -78,12 +79,29 @@ def turn_wanted(request: Request, *, with_stores: bool) -> TurnWanted | None:
     return TurnWanted(conversation_id) if _HEADER_VALUE.match(conversation_id) else None
 
 
+def _whole_numbers(value: object) -> object:
+    """`value` with each number that has no fraction as an integer: JSON has
+    one number type, and its Schema counts 18.0 as an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(item) for item in value]
+    return value
+
+
 def parse_input[M: BaseModel](model: type[M], data: object) -> M:
-    """Validate a JSON body against a tool's input model, or 400 with field messages."""
+    """Validate a JSON body against a tool's input model, or 400 with field messages.
+
+    Strictly, by JSON's types: a string or `true` where a number is wanted,
+    or "yes" for a boolean, is refused rather than converted; strings still
+    name ids, moments and choices, which JSON has no other way to say.
+    """
     if not isinstance(data, dict):
         raise InvalidInput("The body must be a JSON object.", fields={"body": ["Send an object."]})
     try:
-        return model.model_validate(data)
+        return model.model_validate_json(json.dumps(_whole_numbers(data)), strict=True)
     except ValidationError as error:
         fields: dict[str, list[str]] = {}
         for problem in error.errors(include_url=False, include_input=False):

@@ -18,9 +18,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic.json_schema import SkipJsonSchema
 
 from memory_app.models import DocType, SourceKind
+from memory_app.moments import in_utc
 from memory_app.paths import PATH_MAX_LENGTH, path_error
 
 StoreName = Annotated[
@@ -113,6 +113,8 @@ RecallHint = Annotated[
 ]
 Tags = Annotated[list[Tag], Field(max_length=20)]
 Importance = Annotated[int, Field(ge=0, le=10)]
+# A moment without an offset is taken as UTC.
+ExpiresAt = Annotated[datetime, AfterValidator(in_utc)]
 SourceRefs = Annotated[list[SourceRefIn], Field(max_length=50)]
 # Optional fields memory_remember keeps on an existing document when not sent.
 KEPT_WHEN_ABSENT = (
@@ -144,7 +146,9 @@ class RememberIn(Input):
     entities: EntitiesIn = Field(default_factory=EntitiesIn)
     always_inject: bool = Field(False, description="Proposed; applied in user/conversation stores.")
     importance: Importance = 5
-    expires_at: datetime | None = None
+    expires_at: ExpiresAt | None = Field(
+        None, description="When it expires (ISO 8601; UTC without an offset), or null for never."
+    )
     source_refs: SourceRefs = Field(default_factory=list)
 
 
@@ -204,17 +208,15 @@ class PatchIn(DocumentRef):
     expected_sha256: Sha256 = Field(description="The sha256 you read with memory_read.")
     content: str | None = Field(None, min_length=1, description="Full replacement content.")
     edits: list[EditIn] | None = Field(None, min_length=1, max_length=50)
-    title: Annotated[str, Field(min_length=1, max_length=300)] | SkipJsonSchema[None] = _kept(
-        "A new title."
-    )
-    recall_hint: RecallHint | SkipJsonSchema[None] = _kept("A new recall hint.")
-    tags: Tags | SkipJsonSchema[None] = _kept("The new tags (replace the old).")
-    entities: EntitiesIn | SkipJsonSchema[None] = _kept("The new entities (replace the old).")
-    importance: Importance | SkipJsonSchema[None] = _kept("The new importance.")
-    expires_at: datetime | None = _kept("When it expires (ISO 8601), or null for never.")
-    source_refs: SourceRefs | SkipJsonSchema[None] = _kept(
-        "The evidence of the new version (replaces the head's)."
-    )
+    # Typed without None: null is refused by `_not_null`, and an error names
+    # the field alone, not a member of a union.
+    title: Annotated[str, Field(min_length=1, max_length=300)] = _kept("A new title.")
+    recall_hint: RecallHint = _kept("A new recall hint.")
+    tags: Tags = _kept("The new tags (replace the old).")
+    entities: EntitiesIn = _kept("The new entities (replace the old).")
+    importance: Importance = _kept("The new importance.")
+    expires_at: ExpiresAt | None = _kept("When it expires (ISO 8601), or null for never.")
+    source_refs: SourceRefs = _kept("The evidence of the new version (replaces the head's).")
 
     @field_validator(*_NOT_NULL, mode="before")
     @classmethod

@@ -18,7 +18,7 @@ from memory_app.actors import Actor
 from memory_app.capture import rules
 from memory_app.capture.llm import configured_extractor
 from memory_app.capture.transcript import Draft, Extraction, Message, Skip
-from memory_app.errors import PolicyDenied, RateLimited, TooLarge, WriteBlocked
+from memory_app.errors import InvalidInput, PolicyDenied, RateLimited, TooLarge, WriteBlocked
 from memory_app.paths import path_from_title
 from memory_app.policy import check_can_write
 from memory_app.safety import scan_fields
@@ -92,6 +92,12 @@ def memory_capture(
     limit = settings.MEMORY_CAPTURE_MAX_CHARS
     if size > limit:
         raise TooLarge(f"The transcript has {size} characters; the limit is {limit}.")
+    if actor.conversation is None and not actor.conversation_name:
+        # Not the `store` field memory_remember would name: capture has none.
+        raise InvalidInput(
+            "memory_capture writes into a conversation's store.",
+            fields={"X-Memory-Conversation": ["Send the conversation the transcript is from."]},
+        )
     access_store(actor, "conversation")
     if run_id:
         actor = replace(actor, run_id=run_id)

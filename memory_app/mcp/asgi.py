@@ -9,18 +9,36 @@ any call, so several workers need no shared session store.
 
 import json
 import logging
+import time
 
 import anyio
+from csp.utils import build_policy
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memory_app.mcp.server import memory_mcp_server
+from memory_app.observability.context import request_id_from, request_id_var
 from memory_app.services.principals import api_key_authenticate
 
 logger = logging.getLogger("memory_app.requests")
 
 MCP_PATH = "/mcp"
 _SCHEMES = {"token", "bearer"}
+
+
+def _guarding_headers() -> list[tuple[bytes, bytes]]:
+    """The headers Django's middleware puts on its own answers (README,
+    "Running in production"), for the answers /mcp gives outside it."""
+    headers = {
+        "content-security-policy": build_policy(),
+        "x-frame-options": settings.X_FRAME_OPTIONS,
+        "referrer-policy": settings.SECURE_REFERRER_POLICY,
+        "cross-origin-opener-policy": settings.SECURE_CROSS_ORIGIN_OPENER_POLICY,
+    }
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        headers["x-content-type-options"] = "nosniff"
+    return [(name.encode(), value.encode()) for name, value in headers.items() if value]
 
 
 def _key_valid(authorization: str) -> bool:
@@ -86,23 +104,53 @@ def with_mcp(django_app):
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
+    guarding = _guarding_headers()
+
+    async def mcp_request(scope, receive, send):
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        request_id = request_id_from(headers.get("x-request-id"))
+        token = request_id_var.set(request_id)
+        started = time.perf_counter()
+        status = []
+
+        async def answer(message):
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+                extra = [*guarding, (b"x-request-id", request_id.encode())]
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        try:
+            if not await anyio.to_thread.run_sync(_key_valid, headers.get("authorization", "")):
+                await _refuse(answer)
+            elif scope["method"] == "GET":
+                await _post_only(answer)
+            else:
+                await mcp_app(scope, receive, answer)
+        finally:
+            request_id_var.reset(token)
+            code = status[0] if status else 0
+            logger.info(
+                "%s mcp %s",
+                scope["method"],
+                code,
+                extra={
+                    "request_id": request_id,
+                    "method": scope["method"],
+                    "path": scope.get("path", ""),
+                    "route": "mcp",
+                    "status": code,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                },
+            )
+
     async def application(scope, receive, send):
         if scope["type"] == "lifespan":
             await mcp_app(scope, receive, send)
             return
         path = scope.get("path", "")
         if scope["type"] == "http" and (path == MCP_PATH or path.startswith(MCP_PATH + "/")):
-            headers = {
-                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
-            }
-            if not await anyio.to_thread.run_sync(_key_valid, headers.get("authorization", "")):
-                logger.info("MCP 401", extra={"route": "mcp", "status": 401})
-                await _refuse(send)
-                return
-            if scope["method"] == "GET":
-                await _post_only(send)
-                return
-            await mcp_app(scope, receive, send)
+            await mcp_request(scope, receive, send)
             return
         await django_app(scope, receive, send)
 

@@ -42,6 +42,7 @@ from memory_app.models import (
     MemoryVersion,
     System,
 )
+from memory_app.moments import in_utc
 from memory_app.services.documents import head_update
 from memory_app.services.export import FORMAT, FORMAT_VERSION
 from memory_app.services.stores import (
@@ -280,6 +281,10 @@ class _Importer:
         self.report.reviews += 1
 
 
+# The head's moments, each read back by every later query of its row.
+HEAD_MOMENTS = ("created_at", "updated_at", "last_used_at", "expires_at")
+
+
 def history_problem(line: dict) -> str:
     """Why a document line's history does not verify, or ''.
 
@@ -312,6 +317,14 @@ def history_problem(line: dict) -> str:
         return "the head is not the last version"
     if sha256_text(line["content"]) != line["content_sha256"]:
         return "the head's content does not match its hash"
+    for name in HEAD_MOMENTS:
+        moment = parse_datetime(line[name] or "")
+        if moment is None:
+            continue
+        try:
+            in_utc(moment)
+        except ValueError as error:
+            return f"{name}: {error}"
     return ""
 
 

@@ -34,8 +34,19 @@ def store_for_system(*, system: System) -> MemoryStore:
 def store_for_conversation(*, conversation: Conversation) -> MemoryStore:
     return _get_or_create(
         {"conversation": conversation, "scope": Scope.CONVERSATION},
-        {"slug": f"conversation-{conversation.pk}", "name": f"conversation {conversation}"},
+        {
+            "slug": f"conversation-{conversation.pk}",
+            "name": conversation_store_name(conversation.external_id),
+        },
     )
+
+
+def conversation_store_name(external_id: str) -> str:
+    """A conversation store's display name: its id may take all 200
+    characters a name has, so a long one is cut, with an ellipsis."""
+    name = f"conversation {external_id}"
+    limit = MemoryStore._meta.get_field("name").max_length
+    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def store_workspace_ensure(*, slug: str, name: str, description: str = "") -> MemoryStore:

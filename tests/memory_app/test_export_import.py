@@ -171,6 +171,18 @@ def test_a_tampered_history_is_refused_and_nothing_is_written(world):
     assert not MemoryVersion.objects.exists()
 
 
+def test_a_moment_python_cannot_read_back_is_refused_and_nothing_is_written(world):
+    lines = export_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if json.loads(line).get("type") == "document")
+    document = json.loads(lines[index])
+    document["expires_at"] = "9999-12-31T23:59:59-14:00"
+    lines[index] = json.dumps(document)
+    wipe_memory()
+    with pytest.raises(InvalidInput, match="expires_at: Must fall between the years 1 and 9999"):
+        memory_import(io.StringIO("\n".join(lines)))
+    assert not MemoryDocument.objects.exists()
+
+
 def test_a_malformed_review_decision_is_refused_whole(world):
     lines = export_text().splitlines()
     wipe_memory()

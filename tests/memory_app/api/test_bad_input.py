@@ -201,6 +201,9 @@ def test_invalid_utf8_in_a_query_parameter_is_400(client):
         ("post", "/api/v1/tools/nope"),
         ("post", "/api/v1/promotions/not-a-uuid/reject"),
         ("get", "/api/v1/tools/memory_search/extra"),
+        ("post", "/api/v1"),
+        ("post", "/api"),
+        ("get", "/api/v2/tools"),
     ],
 )
 def test_an_unknown_api_path_is_a_404_in_the_error_shape_even_in_debug(

@@ -166,12 +166,18 @@ def test_bad_input_is_a_clear_400_and_oversize_a_413(tools, settings):
     for body in ({}, {"transcript": "x", "messages": [{"role": "user", "content": "x"}]}):
         response = tools("memory_capture", body)
         assert response.status_code == 400 and response.json()["error"] == "invalid_input"
-    no_conversation = tools.with_headers(**{"X-Memory-Conversation": ""})
-    response = no_conversation("memory_capture", {"transcript": INCIDENT_WITHOUT_LEARNINGS})
-    assert response.status_code == 400
     settings.MEMORY_CAPTURE_MAX_CHARS = 100
     response = tools("memory_capture", {"transcript": INCIDENT_WITHOUT_LEARNINGS})
     assert response.status_code == 413 and response.json()["error"] == "too_large"
+    assert not captured().exists()
+
+
+def test_without_a_conversation_the_header_is_named(caller_for, agent):
+    response = caller_for(agent, conversation=None)(
+        "memory_capture", {"transcript": INCIDENT_WITHOUT_LEARNINGS}
+    )
+    assert response.status_code == 400, response.content
+    assert list(response.json()["fields"]) == ["X-Memory-Conversation"]
     assert not captured().exists()
 
 

@@ -94,3 +94,21 @@ def test_a_search_on_behalf_resolves_that_users_turn_not_the_callers(assistant, 
     as_alice = client.post("/api/v1/tools/memory_search", query, **call, **{BEHALF: "alice"})
     assert [hit["store"] for hit in as_alice.json()["results"]] == ["conversation"]
     assert client.post("/api/v1/tools/memory_search", query, **call).status_code == 404
+
+
+def test_a_service_account_is_never_a_target(assistant, caller_for, agent):
+    """Acting on behalf of another agent would reach every conversation of
+    that agent's: 403, and its memories stay out of the answer."""
+    caller_for(agent, conversation="agent-chat").ok("memory_remember", remember_body(), 201)
+    response = _client(assistant).post(
+        "/api/v1/tools/memory_list",
+        {"store": "conversation"},
+        format="json",
+        HTTP_X_MEMORY_CONVERSATION="agent-chat",
+        **{BEHALF: "agent"},
+    )
+    assert response.status_code == 403
+    assert response.json() == {
+        "error": "permission_denied",
+        "detail": "Nobody acts on behalf of a service account.",
+    }

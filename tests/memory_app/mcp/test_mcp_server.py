@@ -171,6 +171,23 @@ def test_a_missing_or_bad_key_gets_401_before_the_protocol(asgi_server, authoriz
     assert response.headers["WWW-Authenticate"] == 'Token realm="api"'
 
 
+@pytest.mark.parametrize("authorized", [True, False])
+def test_answers_carry_the_request_id_and_the_guarding_headers(asgi_server, agent_key, authorized):
+    headers = {"Accept": "application/json, text/event-stream", "X-Request-ID": "trace-42"}
+    if authorized:
+        headers["Authorization"] = f"Bearer {agent_key}"
+    response = httpx.post(
+        f"{asgi_server.url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers=headers,
+    )
+    assert response.status_code == (200 if authorized else 401)
+    assert response.headers["X-Request-ID"] == "trace-42"
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+
+
 def test_a_get_of_the_endpoint_is_405_at_once_not_a_stream_that_never_speaks(
     asgi_server, agent_key
 ):

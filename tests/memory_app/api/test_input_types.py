@@ -1,0 +1,115 @@
+"""A tool's input is read by JSON's own types, and a moment must be one
+Python can read back: what cannot be stored as sent is a 400 naming the
+field, and nothing is written."""
+
+import pytest
+
+from memory_app.models import MemoryDocument, MemoryStore
+from tests.memory_app.api.conftest import remember_body
+
+pytestmark = pytest.mark.django_db
+
+
+def _refused(response, field: str) -> list[str]:
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["error"] == "invalid_input"
+    assert list(body["fields"]) == [field], body
+    return body["fields"][field]
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "9999-12-31T23:59:59-14:00",  # the year 10000 in UTC
+        "0001-01-01T00:00:00+14:00",  # the year 0 in UTC
+    ],
+)
+def test_an_expiry_beyond_the_years_utc_can_hold_is_refused(tools, moment):
+    response = tools("memory_remember", remember_body(path="exp/far", expires_at=moment))
+    assert _refused(response, "expires_at") == [
+        "Value error, Must fall between the years 1 and 9999 in UTC."
+    ]
+    assert not MemoryDocument.objects.filter(path="exp/far").exists()
+
+
+def test_a_patch_may_not_set_such_an_expiry_either(tools):
+    written = tools.ok("memory_remember", remember_body(path="exp/patched"), status=201)
+    response = tools(
+        "memory_patch",
+        {
+            "id": written["id"],
+            "expected_sha256": written["sha256"],
+            "expires_at": "9999-12-31T23:59:59-14:00",
+        },
+    )
+    _refused(response, "expires_at")
+    read = tools.ok("memory_read", {"id": written["id"]})
+    assert (read["version"], read["expires_at"]) == (1, None)
+
+
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z"),  # the last moment UTC holds
+        ("2031-06-01T12:00:00", "2031-06-01T12:00:00Z"),  # no offset: UTC
+    ],
+)
+def test_a_moment_utc_can_hold_is_kept_and_read_back(tools, sent, read):
+    written = tools.ok("memory_remember", remember_body(expires_at=sent), status=201)
+    assert tools.ok("memory_read", {"id": written["id"]})["expires_at"] == read
+
+
+@pytest.mark.parametrize(
+    ("tool", "body", "field"),
+    [
+        ("memory_remember", remember_body(importance=True), "importance"),
+        ("memory_remember", remember_body(importance="5"), "importance"),
+        ("memory_remember", remember_body(importance=5.5), "importance"),
+        ("memory_remember", remember_body(always_inject="yes"), "always_inject"),
+        ("memory_remember", remember_body(always_inject=1), "always_inject"),
+        ("memory_remember", remember_body(expires_at=1700000000), "expires_at"),
+        ("memory_search", {"query": "nginx", "limit": "5"}, "limit"),
+        ("memory_search", {"query": "nginx", "include_drafts": "false"}, "include_drafts"),
+        ("memory_context", {"message": "nginx", "max_docs": True}, "max_docs"),
+        ("memory_list", {"store": "conversation", "limit": 10.5}, "limit"),
+    ],
+)
+def test_a_value_of_another_json_type_is_refused_not_converted(tools, tool, body, field):
+    before = MemoryDocument.objects.count()
+    _refused(tools(tool, body), field)
+    assert MemoryDocument.objects.count() == before
+
+
+def test_a_whole_number_written_with_a_fraction_is_an_integer(tools):
+    # JSON has one number type; its Schema counts 8.0 as an integer.
+    written = tools.ok("memory_remember", remember_body(importance=8.0), status=201)
+    assert tools.ok("memory_read", {"id": written["id"]})["importance"] == 8
+
+
+def test_ids_moments_and_choices_are_still_strings(tools):
+    written = tools.ok(
+        "memory_remember",
+        remember_body(path="ok/typed", doc_type="runbook", expires_at="2031-01-01T00:00:00+02:00"),
+        status=201,
+    )
+    read = tools.ok("memory_read", {"id": written["id"]})
+    assert (read["doc_type"], read["expires_at"]) == ("runbook", "2030-12-31T22:00:00Z")
+
+
+def test_a_refused_patch_field_is_named_alone(tools):
+    written = tools.ok("memory_remember", remember_body(path="ok/named"), status=201)
+    response = tools(
+        "memory_patch", {"id": written["id"], "expected_sha256": written["sha256"], "title": ""}
+    )
+    assert _refused(response, "title") == ["String should have at least 1 character"]
+
+
+def test_a_conversation_id_of_the_longest_allowed_length_is_written(caller_for, agent):
+    external_id = "c" * 200
+    caller = caller_for(agent, conversation=external_id)
+    written = caller.ok("memory_remember", remember_body(path="long/conv"), status=201)
+    assert caller.ok("memory_read", {"id": written["id"]})["store"] == "conversation"
+    store = MemoryStore.objects.get(conversation__external_id=external_id)
+    assert len(store.name) == 200
+    assert store.name.startswith("conversation ccc") and store.name.endswith("…")
