@@ -126,7 +126,10 @@ def with_mcp(django_app):
             elif scope["method"] == "GET":
                 await _post_only(answer)
             else:
-                await mcp_app(scope, receive, answer)
+                # The tool call reads its request id from the headers it is given.
+                forwarded = [(k, v) for k, v in scope["headers"] if k.lower() != b"x-request-id"]
+                forwarded.append((b"x-request-id", request_id.encode()))
+                await mcp_app({**scope, "headers": forwarded}, receive, answer)
         finally:
             request_id_var.reset(token)
             code = status[0] if status else 0

@@ -188,6 +188,30 @@ def test_answers_carry_the_request_id_and_the_guarding_headers(asgi_server, agen
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
 
 
+def test_a_tool_call_is_logged_under_the_request_id_its_answer_carries(
+    asgi_server, agent_key, caplog
+):
+    caplog.set_level("INFO", logger="memory_app.requests")
+    response = httpx.post(
+        f"{asgi_server.url}/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "nginx"}},
+        },
+        headers={
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {agent_key}",
+        },
+    )
+    assert response.status_code == 200
+    request_id = response.headers["X-Request-ID"]
+    logged = {(r.getMessage(), r.request_id) for r in caplog.records if hasattr(r, "request_id")}
+    assert ("MCP memory_search 200", request_id) in logged
+    assert ("POST mcp 200", request_id) in logged
+
+
 def test_a_get_of_the_endpoint_is_405_at_once_not_a_stream_that_never_speaks(
     asgi_server, agent_key
 ):
