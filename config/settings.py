@@ -165,6 +165,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "review_app.middleware.HtmxLoginRedirectMiddleware",
     "memory_app.observability.middleware.RefusalMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into a 429 page.
     "axes.middleware.AxesMiddleware",
@@ -293,6 +294,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
+CSRF_FAILURE_VIEW = "review_app.errors.csrf_failure_page"
 X_FRAME_OPTIONS = "DENY"
 
 # TLS (README, "Running in production"): off by default so a local install

@@ -168,10 +168,11 @@ def check_can_redact(user, document: MemoryDocument) -> None:
         raise PermissionDenied("Redaction needs a reviewer, or the owner of a private store.")
 
 
-def check_can_review(user) -> None:
-    """Deciding promotions needs "review promotions", and a person."""
+def check_can_review(user, doing: str = "Deciding promotions") -> None:
+    """Deciding promotions (and what else reviewers do: `doing` names it)
+    needs "review promotions", and a person."""
     if not can_decide_reviews(user):
-        raise PermissionDenied("Deciding promotions needs the review right.")
+        raise PermissionDenied(f"{doing} needs the review right.")
 
 
 def check_document_writable(state: str) -> None:

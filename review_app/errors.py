@@ -21,6 +21,10 @@ from memory_app.policy import check_can_review
 
 NOT_FOUND = "There is nothing at this address, or nothing you may see."
 FORBIDDEN = "Your account may not use this page."
+CSRF_REFUSED = (
+    "The form was sent without its security token, or with one from an older "
+    "session. Reload the page (log in again if asked) and send it again."
+)
 
 
 @contextmanager
@@ -35,10 +39,11 @@ def page_errors(request: HttpRequest) -> Iterator[None]:
         messages.error(request, error.detail)
 
 
-def require_reviewer(request: HttpRequest) -> None:
-    """403 unless the person may review promotions (humans only)."""
+def require_reviewer(request: HttpRequest, doing: str = "Deciding promotions") -> None:
+    """403 unless the person may review promotions (humans only); the page
+    says what `doing` needed the right."""
     with page_errors(request):
-        check_can_review(request.user)
+        check_can_review(request.user, doing)
 
 
 def refusal_reason(exception: BaseException | None, default: str) -> str:
@@ -69,4 +74,14 @@ def permission_denied_page(
     if _is_api(request):
         return api_errors.permission_denied(request, exception)
     context = {"reason": refusal_reason(exception, FORBIDDEN)}
+    return render(request, "403.html", context, status=403)
+
+
+@requires_csrf_token
+def csrf_failure_page(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """The project's CSRF failure view: the 403 page with what to do next,
+    not Django's bare one, which speaks to developers (`reason` too)."""
+    if _is_api(request):
+        return api_errors.permission_denied(request, DjangoPermissionDenied(CSRF_REFUSED))
+    context = {"reason": CSRF_REFUSED, "form_expired": True}
     return render(request, "403.html", context, status=403)

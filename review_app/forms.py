@@ -4,6 +4,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.validators import ProhibitNullCharactersValidator
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
@@ -36,6 +37,14 @@ class Text(forms.CharField):
     """A CharField that refuses control characters (every text field of the pages)."""
 
     default_validators = [refuse_control_characters]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        # Ours names NUL with the other control characters; Django's own
+        # would refuse it a second time in other words.
+        self.validators = [
+            v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)
+        ]
 
 
 class ErrorTextMixin:

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from memory_app.models import Scope
 from memory_app.policy import can_author_store
 from review_app.browser import (
     browser_documents,
@@ -58,6 +59,8 @@ def _browser_page(
         "hits": browser_search(request.user, documents, query) if query else None,
         "page": None if query else browser_page(documents, params.get("page")),
         "may_add": current is not None and can_author_store(request.user, current),
+        # A user store holds preferences only (memory_author): no type to choose.
+        "add_with_type": current is not None and current.scope != Scope.USER,
         "add_form": add_form or memory_form(with_path=True),
         "active_page": "browser",
     }

@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET
 
 from memory_app.access import access_document, store_ref
@@ -191,7 +192,10 @@ def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
                 "back_url": reverse("review:document", args=[document.pk]),
                 "active_page": "browser",
             }
-            return render(request, "review_app/confirm_redact.html", context)
+            response = render(request, "review_app/confirm_redact.html", context)
+            # It names the text being redacted: Back must not show it again.
+            add_never_cache_headers(response)
+            return response
         return back
     with page_errors(request):
         result = document_redact(user=request.user, document=document, text=text)

@@ -92,7 +92,8 @@ def _result(item: DreamReviewItem) -> Result:
     elif item.status in OPEN and item.action == ReviewAction.TOMBSTONE:
         url = reverse("review:deletions")
     elif item.status in OPEN:
-        url = f"{reverse('review:queue')}#item-{item.pk}"
+        # The tab it is on: a deferred proposal is not on the pending one.
+        url = f"{reverse('review:queue')}?status={item.status}#item-{item.pk}"
     elif item.source_document_id:
         url = reverse("review:document", args=[item.source_document_id])
     else:
@@ -103,13 +104,13 @@ def _result(item: DreamReviewItem) -> Result:
 @post_only("review:dreams")
 @login_required
 def dream_run(request: HttpRequest) -> HttpResponse:
-    require_reviewer(request)
+    require_reviewer(request, "Running dream jobs")
     form = DreamRunForm(request.POST)
     if not form.is_valid():
         messages.error(request, form.error_text())
     elif dreams_busy(kind := form.cleaned_data["kind"]):
-        messages.info(request, f"A {kind} run is already under way.")
+        messages.info(request, f"A run of {kind} is already under way.")
     else:
         dream_start(kind=kind, requested_by=request.user)
-        messages.success(request, f"Started a {kind} run; its progress shows below.")
+        messages.success(request, f"Started a run of {kind}; its progress shows below.")
     return redirect("review:dreams")

@@ -29,8 +29,9 @@ def events(request: HttpRequest) -> HttpResponse:
     )
     if filters.get("type"):
         rows = rows.filter(type=filters["type"])
-    if filters.get("after") is not None:
-        # The poll: only what arrived since the newest row on the page.
+    if filters.get("after") is not None and request.htmx:
+        # The poll: only what arrived since the newest row on the page. A
+        # whole page loaded with `after` (a bookmark, a reload) is the page.
         new = list(rows.filter(id__gt=filters["after"]).order_by("-id")[:PAGE_SIZE])
         context = {"rows": new, "newest": new[0].pk if new else filters["after"], "form": form}
         return render(request, "review_app/events.html#poll", context)

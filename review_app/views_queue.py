@@ -13,9 +13,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import trigger_client_event
 
+from memory_app.errors import ApplicationError, NotFound
 from memory_app.services.promote import promotion_approve, promotion_defer, promotion_reject
 from review_app.display import diff_view
-from review_app.errors import page_errors, require_reviewer
+from review_app.errors import require_reviewer
 from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
 from review_app.methods import post_only
 from review_app.pagination import Pager
@@ -37,7 +38,7 @@ _PAST = {"approve": "approved", "reject": "rejected", "defer": "deferred"}
 @require_GET
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
-    require_reviewer(request)
+    require_reviewer(request, "The review queue")
     form = QueueFilterForm(request.GET)
     filters = form.filters()
     status = filters.pop("status")
@@ -99,25 +100,42 @@ def decide_bulk(request: HttpRequest) -> HttpResponse:
 def _decide(request: HttpRequest, form: DecisionForm, item_ids: list | None) -> HttpResponse:
     """Apply one decision to each item; a refused form decides nothing.
 
-    An htmx request gets the outcome (messages and the ids decided) and
+    Each item is decided on its own: one that another reviewer decided
+    meanwhile, or one the service refuses, is reported and the others are
+    still decided, so the page always says what happened (a single item
+    posted without htmx answers 404, on a page that says why). An htmx request
+    gets the outcome (messages and the ids of the cards to take away) and
     fires QUEUE_CHANGED; a plain post goes back to the same tab."""
     decided: list[str] = []
+    closed: list[str] = []
     if not form.is_valid():
         messages.error(request, form.error_text())
     else:
         decision = form.cleaned_data
         for item_id in item_ids or decision["items"]:
-            with page_errors(request):
+            try:
                 _apply(request, item_id, decision)
+            except NotFound as error:
+                if item_ids and not request.htmx:
+                    raise Http404(error.detail) from error
+                closed.append(str(item_id))
+            except ApplicationError as error:
+                messages.error(request, error.detail)
+            else:
                 decided.append(str(item_id))
         if decided:
             done = "Item" if item_ids else f"{len(decided)} item(s)"
             messages.success(request, f"{done} {_PAST[decision['action']]}.")
+        if closed:
+            which = "This item was" if item_ids else f"{len(closed)} item(s) were"
+            messages.warning(
+                request, f"{which} no longer open: decided by another reviewer, or withdrawn."
+            )
     if not request.htmx:
         query = request.GET.urlencode()
         return redirect(reverse("review:queue") + (f"?{query}" if query else ""))
-    response = render(request, "review_app/queue.html#outcome", {"decided": decided})
-    if decided:
+    response = render(request, "review_app/queue.html#outcome", {"decided": decided + closed})
+    if decided or closed:
         trigger_client_event(response, QUEUE_CHANGED)
     return response
 

@@ -47,7 +47,7 @@ def test_a_plain_user_sees_a_restricted_nav_and_refusals_inside_the_app(
 
     response = page.goto(f"{live_server.url}/queue/")
     assert response.status == 403
-    expect(page.locator(".reason")).to_have_text("Deciding promotions needs the review right.")
+    expect(page.locator(".reason")).to_have_text("The review queue needs the review right.")
     page.get_by_role("link", name="Back to your inbox").click()
     expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
 

@@ -55,12 +55,25 @@ def test_a_reviewer_adds_reviewed_memory_to_a_workspace_store(client, reviewer, 
     client.force_login(reviewer)
     page = client.get("/browser/", {"store": runbooks.pk}).content.decode()
     assert f'action="/browser/{runbooks.pk}/add"' in page
+    add_form = page.split(f'action="/browser/{runbooks.pk}/add"')[1].split("</form>")[0]
+    assert 'name="doc_type"' in add_form
     response = client.post(f"/browser/{runbooks.pk}/add", FULL)
     assert response.status_code == 302
     document = MemoryDocument.objects.get(store=runbooks, path="ingress/restarts")
     assert document.trust == "admin_approved" and document.doc_type == "runbook"
     assert document.versions.get().author == reviewer
     assert_full(document)
+
+
+def test_ones_own_store_offers_no_type_it_would_not_keep(client, owner):
+    """A user store holds preferences: the add form offers no other type."""
+    store = store_for_user(user=owner)
+    client.force_login(owner)
+    page = client.get("/browser/", {"store": store.pk}).content.decode()
+    add_form = page.split(f'action="/browser/{store.pk}/add"')[1].split("</form>")[0]
+    assert 'name="doc_type"' not in add_form
+    client.post(f"/browser/{store.pk}/add", {**FULL, "doc_type": "runbook"})
+    assert MemoryDocument.objects.get(store=store).doc_type == "user_preference"
 
 
 def test_a_plain_user_cannot_add_to_a_workspace_store(client, owner, runbooks):

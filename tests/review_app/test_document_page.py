@@ -206,6 +206,8 @@ def test_redaction_first_says_how_much_it_hits_and_changes_nothing(client, owner
     assert "in version 1." in page
     assert "This cannot be undone." in page
     assert 'name="confirm" value="on"' in page
+    # It names the text: the browser keeps no copy to show on Back.
+    assert "no-store" in response["Cache-Control"]
     assert MemoryDocument.objects.get(pk=document.pk).version == document.version
     assert document.versions.get(version=1).content == "join value from the vault"
 

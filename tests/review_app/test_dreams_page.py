@@ -51,7 +51,7 @@ def test_a_reviewer_starts_a_run(client, reviewer, django_capture_on_commit_call
     client.force_login(reviewer)
     with django_capture_on_commit_callbacks() as callbacks:
         response = client.post("/dreams/run", {"kind": "expire"}, follow=True)
-    assert "Started a expire run" in response.content.decode()
+    assert "Started a run of expire;" in response.content.decode()
     job = DreamJob.objects.get(kind="expire")
     assert job.status == "queued" and job.requested_by == reviewer
     assert len(callbacks) == 1  # the message to the worker, sent on commit
@@ -95,3 +95,11 @@ def test_the_page_is_bounded_in_queries(client, reviewer, django_assert_max_num_
     with django_assert_max_num_queries(10):
         response = client.get("/dreams/")
     assert response.content.decode().count("<tr>") == 31
+
+
+def test_running_a_job_without_the_review_right_says_what_needed_it(client, owner):
+    client.force_login(owner)
+    response = client.post("/dreams/run", {"kind": "expire"})
+    assert response.status_code == 403
+    assert "Running dream jobs needs the review right." in response.content.decode()
+    assert not DreamJob.objects.exists()

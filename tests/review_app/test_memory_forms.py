@@ -222,3 +222,11 @@ def test_tabs_and_line_breaks_are_kept(client, card, manager):
     client.post("/systems/ledger/add", {"title": "Drain", "content": content, "path": "ops/drain"})
     stored = MemoryDocument.objects.get(store=store, path="ops/drain").content
     assert stored.replace("\r\n", "\n") == content.replace("\r\n", "\n")
+
+
+def test_a_nul_is_refused_once_in_the_words_of_the_other_control_characters(client, card, manager):
+    client.force_login(manager)
+    form = {"title": "Colours", "content": "nul\x00here", "path": "ci/nul"}
+    html = client.post("/systems/ledger/add", form).content.decode()
+    assert "Control character U+0000 at position 3." in html
+    assert "Null characters are not allowed." not in html

@@ -94,3 +94,19 @@ def test_a_get_of_a_form_action_goes_to_the_page_of_the_form(client, owner, acti
     for response in (client.get(action), client.head(action)):
         assert (response.status_code, response["Location"]) == (302, page)
     assert client.put(action).status_code == 405
+
+
+def test_an_htmx_request_after_the_session_ended_sends_the_whole_page_to_login(client):
+    """Not the login form swapped into the results, and back to the page
+    the request came from, not to the fragment's address."""
+    response = client.get(
+        "/browser/",
+        {"q": "runbook"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/browser/?q=runbook",
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == "/accounts/login/?next=%2Fbrowser%2F%3Fq%3Drunbook"
+    assert response.content == b""
+    plain = client.get("/browser/", {"q": "runbook"})
+    assert plain.status_code == 302 and plain["Location"].startswith("/accounts/login/")

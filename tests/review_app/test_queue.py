@@ -11,7 +11,7 @@ from memory_app.actors import Actor
 from memory_app.dreams.runner import dream_execute
 from memory_app.models import EMBEDDING_DIMENSIONS, DreamJob, DreamReviewItem, MemoryDocument, Trust
 from memory_app.services.conversations import conversation_open
-from memory_app.services.promote import memory_propose_promotion
+from memory_app.services.promote import memory_propose_promotion, promotion_reject
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.stores import store_workspace_ensure
 from review_app.views_queue import QUEUE_CHANGED
@@ -222,7 +222,14 @@ def test_decisions_need_csrf(reviewer, agent):
     item_id = propose(agent)
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(reviewer)
-    assert strict.post(f"/queue/{item_id}/decide", {"action": "approve"}).status_code == 403
+    response = strict.post(f"/queue/{item_id}/decide", {"action": "approve"})
+    assert response.status_code == 403
+    # A page of the app that says what to do, not Django's bare refusal.
+    html = response.content.decode()
+    assert "<title>Not allowed · Agent Memory Admin</title>" in html
+    assert "Reload the page (log in again if asked) and send it again." in html
+    assert "Ask an administrator" not in html
+    assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
 
 
 def test_a_cards_content_preview_loads_when_opened(
@@ -554,3 +561,42 @@ def test_the_card_lists_only_documents_above_the_similarity_floor(
     assert "workspace_runbooks/ops/near" in related and "80 % similar" in related
     assert "ops/far" not in related
     assert "fix/0" not in related
+
+
+def _decided_meanwhile(item_id: str) -> None:
+    """Another reviewer rejects `item_id` while this page still shows it."""
+    other = UserFactory(username="other-reviewer", reviewer=True)
+    promotion_reject(user=other, item_id=item_id, note="Seen already.")
+
+
+@pytest.mark.parametrize("htmx", [True, False])
+def test_a_bulk_decision_over_an_item_decided_meanwhile_says_what_it_did(
+    client, reviewer, agent, htmx
+):
+    fresh, stale = propose(agent, 1), propose(agent, 2)
+    _decided_meanwhile(stale)
+    client.force_login(reviewer)
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    response = client.post(
+        "/queue/bulk", {"action": "approve", "items": [fresh, stale]}, follow=True, **headers
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "1 item(s) approved." in html
+    assert "1 item(s) were no longer open: decided by another reviewer, or withdrawn." in html
+    assert DreamReviewItem.objects.get(pk=fresh).status == "approved"
+    assert DreamReviewItem.objects.get(pk=stale).status == "rejected"
+    if htmx:
+        # Both cards leave the pending tab, and the badges count again.
+        assert f'data-decided="{fresh} {stale}"' in html
+        assert QUEUE_CHANGED in json.loads(response["HX-Trigger"])
+
+
+def test_a_single_decision_over_an_item_decided_meanwhile_says_so(client, reviewer, agent):
+    stale = propose(agent)
+    _decided_meanwhile(stale)
+    client.force_login(reviewer)
+    response = client.post(f"/queue/{stale}/decide", {"action": "defer"}, HTTP_HX_REQUEST="true")
+    assert "This item was no longer open" in response.content.decode()
+    assert f'data-decided="{stale}"' in response.content.decode()
+    assert DreamReviewItem.objects.get(pk=stale).status == "rejected"

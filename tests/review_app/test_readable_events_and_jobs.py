@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from memory_app.dreams.proposals import propose_review
 from memory_app.models import DreamJob, MemoryEvent
-from memory_app.services.promote import promotion_approve
+from memory_app.services.promote import promotion_approve, promotion_defer
 from review_app.templatetags.review_format import duration
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
 from tests.review_app.test_queue import XSS, propose
@@ -129,12 +129,17 @@ def test_events_stay_bounded_with_documents(client, reviewer, django_assert_max_
 
 
 def test_promotion_jobs_appear_with_links_to_what_they_proposed(client, reviewer, agent):
-    pending, approved = propose(agent, 0), propose(agent, 1)
+    pending, approved, deferred = propose(agent, 0), propose(agent, 1), propose(agent, 2)
     document = promotion_approve(user=reviewer, item_id=approved, note="")
+    promotion_defer(user=reviewer, item_id=deferred, note="")
     client.force_login(reviewer)
     html = client.get("/dreams/").content.decode().split("<tbody>")[1]
-    assert html.count("<td>promotion</td>") == 2
-    assert f'href="/queue/#item-{pending}">promote workspace_runbooks/fix/0</a>' in html
+    assert html.count("<td>promotion</td>") == 3
+    # Each open proposal's link opens the tab it is on.
+    assert (
+        f'href="/queue/?status=pending#item-{pending}">promote workspace_runbooks/fix/0</a>' in html
+    )
+    assert f'href="/queue/?status=deferred#item-{deferred}">' in html
     assert f'href="/documents/{document.pk}/">promote workspace_runbooks/fix/1</a>' in html
     assert "<td>agent</td>" in html  # started by the proposing agent
 
@@ -145,7 +150,7 @@ def test_request_jobs_stay_with_reviewers(client, owner, agent):
     client.force_login(owner)
     html = client.get("/dreams/").content.decode().split("<tbody>")[1]
     assert "<td>promotion</td>" not in html and "<td>expire</td>" in html
-    assert "/queue/#item-" not in html
+    assert "#item-" not in html
 
 
 def test_rescan_flags_link_to_the_deletions_page(client, reviewer):

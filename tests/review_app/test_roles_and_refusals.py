@@ -71,13 +71,11 @@ def test_a_forbidden_page_says_why_inside_the_app(client, owner, caplog):
     assert response.status_code == 403
     html = response.content.decode()
     assert "<title>Not allowed · Agent Memory Admin</title>" in html
-    assert "Deciding promotions needs the review right." in html
+    assert "The review queue needs the review right." in html
     assert nav_links(html) == EXPECTED["owner"]
     [record] = [r for r in caplog.records if r.name == "django.request"]
     assert record.exc_info is None and "\n" not in record.getMessage()
-    assert record.getMessage() == (
-        "Forbidden (Deciding promotions needs the review right.): /queue/"
-    )
+    assert record.getMessage() == ("Forbidden (The review queue needs the review right.): /queue/")
 
 
 def test_a_missing_document_is_a_404_page_with_the_reason(client, owner, caplog):

@@ -96,6 +96,9 @@ def test_events_page_filters_and_follows_the_event_stream(client, owner, reviewe
     assert "&lt;b&gt;" in body and "<html" not in body
     only = client.get("/events/", {"type": "memory.write.blocked"}).content.decode()
     assert "memory.context.loaded" not in only.split("<tbody")[1]
+    # The poll's address loaded as a page (a reload, a bookmark) is the page.
+    page = client.get("/events/", {"after": newest}).content.decode()
+    assert "<html" in page and "memory.context.loaded" in page
 
 
 def rows(html: str) -> str:
