@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
-from memory_app.models import GroupMemoryPolicy, SystemGrant
+from memory_app.models import GroupMemoryPolicy, System, SystemGrant
 from memory_app.permissions import can_administer
 from memory_app.services.principals import (
     group_memory_policy_set,
@@ -60,8 +60,17 @@ def grant_add(request: HttpRequest) -> HttpResponse:
     form = GrantForm(request.POST)
     if not form.is_valid():
         return _teams_page(request, form, status=400)
-    system_grant_set(**form.cleaned_data)
-    messages.success(request, "Grant saved.")
+    data = form.cleaned_data
+    # A name typed wrong would otherwise start a team of its own unnoticed.
+    new_team = not Group.objects.filter(name=data["team"]).exists()
+    new_system = not System.objects.filter(slug=data["system_slug"]).exists()
+    system_grant_set(**data)
+    said = f"Grant saved: {data['team']} may {data['level']} {data['system_slug']}."
+    if new_team:
+        said += f" {data['team']} is a new team, with no members yet."
+    if new_system:
+        said += f" {data['system_slug']} is a new system."
+    messages.success(request, said)
     return redirect("review:teams")
 
 

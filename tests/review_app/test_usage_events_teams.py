@@ -150,6 +150,20 @@ def test_only_staff_manage_teams(client, owner, reviewer):
 
 def test_staff_grant_and_remove(client, staff, owner):
     client.force_login(staff)
+    response = client.post(
+        "/teams/grants",
+        {"system_slug": "ledger", "team": "payments", "level": "manage"},
+        follow=True,
+    )
+    # What was created along with the grant is said, so a typo shows.
+    assert (
+        "Grant saved: payments may manage ledger. payments is a new team, with no members yet. "
+        "ledger is a new system."
+    ) in response.content.decode()
+    again = client.post(
+        "/teams/grants", {"system_slug": "ledger", "team": "payments", "level": "read"}, follow=True
+    )
+    assert "Grant saved: payments may read ledger.</" in again.content.decode()
     client.post("/teams/grants", {"system_slug": "ledger", "team": "payments", "level": "manage"})
     grant = SystemGrant.objects.get(system__slug="ledger", team__name="payments")
     assert grant.level == "manage"
