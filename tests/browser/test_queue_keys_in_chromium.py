@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryEvent
+from memory_app.services.promote import promotion_reject
 from tests.factories import PASSWORD, UserFactory
 from tests.review_app.test_queue import propose
 
@@ -235,3 +236,20 @@ def test_approving_without_an_edit_applies_the_proposal_as_it_was(
     assert document.content.startswith("\nRoll back")
     event = MemoryEvent.objects.get(type="memory.promotion.approved")
     assert event.payload["edited"] is False
+
+
+def test_a_bulk_approval_over_an_item_decided_meanwhile_says_what_it_did(queue_page):
+    page, (first, second) = queue_page
+    other = UserFactory(username="otto", reviewer=True)
+    promotion_reject(user=other, item_id=second, note="Seen already.")
+    for _ in (first, second):
+        page.keyboard.press("j")
+        page.keyboard.press("x")
+    page.get_by_role("button", name="Approve selected").click()
+    toast = page.locator(".toast")
+    expect(toast).to_contain_text("1 item(s) approved.")
+    expect(toast).to_contain_text("1 item(s) were no longer open")
+    expect(page.locator(f"#item-{first}")).to_have_count(0)
+    expect(page.locator(f"#item-{second}")).to_have_count(0)
+    expect(page.locator("#badge-queue")).to_have_text("")  # counted again: none left
+    assert status(first)[0] == "approved" and status(second)[0] == "rejected"
