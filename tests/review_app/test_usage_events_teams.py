@@ -1,5 +1,7 @@
 """Usage audit, live events and teams: what each person sees, from the outside."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import Group
 
@@ -225,3 +227,18 @@ def test_system_grant_resolver_is_shared_by_tools_and_pages(client, owner, api_c
     owner.groups.add(grant.team)
     assert api.post("/api/v1/tools/memory_search", body, format="json").status_code == 200
     assert client.get("/systems/infra/").status_code == 200
+
+
+def test_older_events_lead_back_to_the_latest(client, owner):
+    MemoryEvent.objects.bulk_create(
+        MemoryEvent(type="memory.x", principal=owner, payload={"n": n}) for n in range(120)
+    )
+    client.force_login(owner)
+    first = client.get("/events/").content.decode()
+    assert "Older events" in first and "Latest events" not in first
+    older = re.search(r'href="\?before=(\d+)"', first).group(1)
+    second = client.get("/events/", {"before": older}).content.decode()
+    assert '<a href="?">Latest events</a>' in second and "Older events" in second
+    last = client.get("/events/", {"before": re.findall(r"before=(\d+)", second)[-1]})
+    assert "Latest events" in last.content.decode()
+    assert "Older events" not in last.content.decode()
