@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.validators import ProhibitNullCharactersValidator
+from django.utils import timezone
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
@@ -207,9 +208,16 @@ class MetadataFieldsMixin(forms.Form):
         if value is None:
             return None
         try:
-            return in_utc(value)
+            value = in_utc(value)
         except ValueError as error:
             raise forms.ValidationError(str(error)) from None
+        # Saved, it would vanish at once from every agent's context: a
+        # person picking a moment already past has made a slip.
+        if value <= timezone.now():
+            raise forms.ValidationError(
+                "That moment has passed: pick a later one, or leave it empty for no expiry."
+            )
+        return value
 
     def clean(self):
         data = super().clean()

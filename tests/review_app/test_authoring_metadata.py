@@ -149,6 +149,7 @@ def test_the_edit_form_is_prefilled_with_the_metadata(client, owner):
         {"entity_service": "s" * 201},
         {"recall_hint": "r" * 1001},
         {"expires_at": "9999-12-31T23:59:59-14:00"},
+        {"expires_at": "2001-01-01T00:00"},
     ],
 )
 def test_bad_metadata_is_a_message_and_adds_nothing(client, owner, bad):
