@@ -96,7 +96,8 @@ def run() -> None:
         f"\nAgent Memory Admin: http://{address}/\n"
         f"Log in as: admin / {password}\n"
         f"(kept in {DATA_DIR / 'admin_password'}; "
-        "API keys: python manage.py memory_user NAME)\n",
+        f"API keys: {PYTHON.relative_to(ROOT) if PYTHON.is_relative_to(ROOT) else PYTHON} "
+        "manage.py memory_user NAME --service-account)\n",
         flush=True,
     )
     os.environ.setdefault("DJANGO_DEBUG", "true")
@@ -113,6 +114,8 @@ def run() -> None:
             host,
             "--port",
             port,
+            # The app logs each request in a line of its own (README, "Logs").
+            "--no-access-log",
         ],
         cwd=ROOT,
     )

@@ -7,8 +7,10 @@ then stays there (server stopped, files kept) so a later run measures on it
 without loading again.
 """
 
+import atexit
 import logging
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -31,11 +33,36 @@ def setup_django(data_dir: Path | None = None) -> None:
     django.setup()
     # A benchmark prints its figures; a line per request in process would bury them.
     logging.getLogger("memory_app.requests").setLevel(logging.WARNING)
-    if "EMBEDDED_DATA_DIR" in settings.DATABASES["default"] and data_dir is None:
-        settings.DATABASES["default"]["EMBEDDED_CLEANUP"] = "delete"
+    embedded = settings.DATABASES["default"].get("EMBEDDED_DATA_DIR")
+    if embedded:
+        if data_dir is None:
+            settings.DATABASES["default"]["EMBEDDED_CLEANUP"] = "delete"
+        # Registered before the server starts, so it runs after the
+        # server package's own exit hook.
+        throwaway = None if data_dir else Path(os.environ["MEMORY_DATA_DIR"])
+        atexit.register(_release, Path(embedded), throwaway)
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def _release(server_dir: Path, throwaway: Path | None) -> None:
+    """Stop the benchmark's server, and delete a throwaway folder whole.
+
+    The server package stops it when the last process attached to it exits,
+    but a server process a benchmark started (uvicorn's workers) may die
+    without detaching: its pid kept the server running after the benchmark
+    ended. Dead pids are dropped here before the server is released. The
+    throwaway folder also holds the broker's files and the keys, which the
+    package's own cleanup leaves."""
+    from django.db import connections
+
+    from config.database.server import release_if_unused
+
+    connections.close_all()
+    release_if_unused(server_dir)
+    if throwaway is not None:
+        shutil.rmtree(throwaway, ignore_errors=True)
 
 
 def percentiles(samples_ms: list[float]) -> str:

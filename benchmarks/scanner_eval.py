@@ -372,6 +372,16 @@ def main() -> None:
     )
     args = parser.parse_args()
     chosen = args.only or [*PUBLIC_SETS, CONVERSATION, UI, DOCS, DOCSTRINGS, "own"]
+    # The injection classifier is scored on folds of the public injection set
+    # unless --committed-model asks for the weights as committed.
+    needs_corpora = {*PUBLIC_SETS, CONVERSATION} & set(chosen) or not args.committed_model
+    if needs_corpora and not (args.corpora / "secrets.jsonl").is_file():
+        parser.error(
+            f"no public development sets in {args.corpora}: name their folder (secrets.jsonl, "
+            "logs.jsonl, injection.jsonl, retrieval/) with --corpora, or score only what "
+            "ships with the code: --committed-model --only ui --only docs --only docstrings "
+            "--only own"
+        )
     held_out = None
     if not args.committed_model:
         from benchmarks.train_injection import held_out_verdicts

@@ -60,7 +60,8 @@ def filesystem_broker(data_dir: Path) -> dict:
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
     return {
-        "broker_url": "filesystem://",
+        # A host named, or kombu warns that it supplies one on every message sent.
+        "broker_url": "filesystem://localhost/",
         "broker_transport_options": {
             "data_folder_in": str(folders["queue"]),
             "data_folder_out": str(folders["queue"]),

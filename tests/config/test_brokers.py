@@ -69,7 +69,7 @@ def test_a_consumer_polling_without_pause_gets_every_message_whole(channels):
 def test_the_app_without_a_broker_url_uses_the_whole_file_transport(settings):
     from config.celery import app
 
-    assert settings.CELERY_BROKER_URL == "filesystem://"
+    assert settings.CELERY_BROKER_URL == "filesystem://localhost/"
     with app.connection_for_write() as connection:
         assert type(connection.transport).__name__ == "WholeFileTransport"
     with app.connection_for_write("redis://127.0.0.1:6379/13") as connection:

@@ -31,7 +31,8 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"running, socket {address.socket_dir}")
         elif action == "release":
-            self.stdout.write("stopped" if release_if_unused(data_dir) else "still in use")
+            # Not stopped here: still in use, or stopped already by its last user.
+            self.stdout.write("stopped" if release_if_unused(data_dir) else server_status(data_dir))
         elif action == "stop":
             self.stdout.write("stopped" if stop_server(data_dir) else "was not running")
         else:
