@@ -8,14 +8,15 @@ review item: approving lets the draft replace the reviewed text at its
 path (a new version, history kept); rejecting keeps the reviewed document.
 A heuristic, so it only proposes: nothing is overwritten without a person.
 Both documents are `constrained` while the item is open; a pair a reviewer
-decided is not asked about again unless one side changed since.
+decided is not asked about again unless one side changed since, nor is a
+draft against the document a reviewer promoted it into or refused to.
 """
 
 from django.db import transaction
 from pgvector.django import CosineDistance
 
 from memory_app.dreams.claims import figures, negated
-from memory_app.dreams.decisions import already_decided
+from memory_app.dreams.decisions import already_decided, promotion_decided
 from memory_app.dreams.progress import Progress
 from memory_app.dreams.proposals import propose
 from memory_app.models import (
@@ -82,7 +83,9 @@ def _examine(job: DreamJob, draft: MemoryDocument) -> str | None:
         or not disagree(draft.content, reviewed.content)
     ):
         return None
-    if already_decided(ReviewAction.SUPERSEDE, [draft, reviewed]):
+    if already_decided(ReviewAction.SUPERSEDE, [draft, reviewed]) or promotion_decided(
+        draft, reviewed
+    ):
         return "already_decided"
     created = propose(
         job,

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 from django.db.models import Exists, OuterRef, Q
 
-from memory_app.models import DreamReviewItem, MemoryDocument, MemoryVersion, ReviewStatus
+from memory_app.models import (
+    DreamReviewItem,
+    MemoryDocument,
+    MemoryVersion,
+    ReviewAction,
+    ReviewStatus,
+)
 
 DECIDED = (ReviewStatus.APPROVED, ReviewStatus.REJECTED)
 
@@ -33,3 +39,29 @@ def already_decided(action: str, documents: Sequence[MemoryDocument]) -> bool:
         if ids <= covered:
             return True
     return False
+
+
+def promotion_decided(draft: MemoryDocument, target: MemoryDocument) -> bool:
+    """True if a reviewer decided a promotion of `draft` to `target`'s path,
+    approved or rejected, and the draft has not changed since.
+
+    Approving put there the reviewer's reading of the draft (often edited);
+    rejecting kept what was there. Either way the draft against that
+    document is a question already answered: asking it again as a
+    contradiction would put the decided document under dispute, out of the
+    trusted context, until someone answered it a second time.
+    """
+    changed_since = MemoryVersion.objects.filter(
+        document_id=draft.pk, created_at__gt=OuterRef("decided_at")
+    )
+    return (
+        DreamReviewItem.objects.filter(
+            action=ReviewAction.PROMOTE,
+            status__in=DECIDED,
+            source_document_id=draft.pk,
+            target_store_id=target.store_id,
+            target_path=target.path,
+        )
+        .exclude(Exists(changed_since))
+        .exists()
+    )

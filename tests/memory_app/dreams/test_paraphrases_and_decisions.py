@@ -9,7 +9,11 @@ from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryV
 from memory_app.services.context import memory_context_load
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.patch import memory_patch
-from memory_app.services.promote import promotion_approve, promotion_reject
+from memory_app.services.promote import (
+    memory_propose_promotion,
+    promotion_approve,
+    promotion_reject,
+)
 from memory_app.services.stores import store_workspace_ensure
 from memory_app.services.versions import SourceRef
 from tests.factories import make_document
@@ -153,4 +157,49 @@ def test_a_decided_contradiction_is_not_asked_again_unless_one_side_changes(
         expected_sha256=MemoryDocument.objects.get(pk=draft.pk).content_sha256,
         content="The payments connection pool size is 80 in production since Monday.",
     )
+    assert run("contradictions").stats["proposed"] == 1
+
+
+def _proposed(owner, draft, target_path: str) -> str:
+    actor = Actor(user=owner, agent=owner)
+    proposal = memory_propose_promotion(
+        actor=actor,
+        document=MemoryDocument.objects.get(pk=draft.pk),
+        target_store="workspace_runbooks",
+        target_path=target_path,
+        rationale="Seen in production.",
+    )
+    return proposal.item.pk
+
+
+def test_a_draft_is_not_disputed_with_what_a_reviewer_promoted_it_into(
+    owner, reviewer, contradiction
+):
+    """Approved with an edit, the promoted text differs from the draft's:
+    the draft must not reopen the decision and pull it out of trust."""
+    _, draft = contradiction
+    item = _proposed(owner, draft, "services/payments/pool-now")
+    promoted = promotion_approve(
+        user=reviewer,
+        item_id=item,
+        note="45 after the resize.",
+        content="The payments connection pool size is 45 in production now.",
+    )
+    job = run("contradictions")
+    assert job.stats["proposed"] == 0
+    assert not DreamReviewItem.objects.filter(action="supersede").exists()
+    assert states(promoted) == ["active"]
+
+
+def test_a_draft_a_reviewer_refused_to_promote_over_a_document_is_not_asked_again(
+    owner, reviewer, contradiction
+):
+    reviewed, draft = contradiction
+    item = _proposed(owner, draft, reviewed.path)
+    promotion_reject(user=reviewer, item_id=item, note="Pool size is 20, not 50.")
+    again = run("contradictions")
+    assert again.stats["proposed"] == 0 and again.stats["already_decided"] == 1
+    assert states(reviewed, draft) == ["active", "active"]
+    # A changed draft is a new question.
+    edit(draft, "The payments connection pool size is 80 in production since Monday.")
     assert run("contradictions").stats["proposed"] == 1
