@@ -23,7 +23,9 @@ from memory_app.models import (
     MemoryDocument,
     MemoryStore,
     ReviewAction,
+    ReviewStatus,
     Scope,
+    Trust,
 )
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
@@ -72,11 +74,18 @@ def expire(job: DreamJob, progress: Progress) -> dict:
     return {"due": len(due), "expired": expired}
 
 
+# What rotation may remove: unimportant drafts, as written by agents.
+ROTATABLE = Q(importance__lt=KEEP_IMPORTANCE, trust=Trust.AGENT_DRAFT)
+
+
 def rotate(job: DreamJob, progress: Progress) -> dict:
     """Bring each conversation store back to capacity, oldest low-value drafts first.
 
     Important drafts among the oldest are proposed for promotion and kept;
-    only the others are tombstoned.
+    only the others are tombstoned. Only agents' drafts rotate out: a
+    document a reviewer approved (a merge in the conversation) or kept by
+    declining its deletion stays, since rotating it out would undo a
+    person's decision without asking one.
     """
     capacity = settings.MEMORY_CONVERSATION_CAPACITY
     stores = list(
@@ -87,6 +96,9 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
     progress.total(len(stores))
     target = consolidation_target()
     proposed_ids = ever_proposed_for_promotion()
+    kept_by_review = DreamReviewItem.objects.filter(
+        action=ReviewAction.TOMBSTONE, status=ReviewStatus.REJECTED
+    ).values("source_document_id")
     stats = {"stores": len(stores), "tombstoned": 0, "proposed": 0}
     for store in stores:
         excess = store.active - capacity
@@ -110,12 +122,14 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
                     target_path=document.path,
                     rationale=f"Important draft rotating out of full store {store.slug}.",
                 )
-        removable = oldest.filter(importance__lt=KEEP_IMPORTANCE).exclude(pk__in=proposed_ids)
+        removable = (
+            oldest.filter(ROTATABLE).exclude(pk__in=proposed_ids).exclude(pk__in=kept_by_review)
+        )
         for pk in removable.values_list("pk", flat=True)[:excess]:
             stats["tombstoned"] += _tombstone(
                 pk,
                 f"Rotated out: {store.slug} held more than {capacity} active memories.",
-                only_if=Q(importance__lt=KEEP_IMPORTANCE),
+                only_if=ROTATABLE,
             )
         progress.advance()
     return stats

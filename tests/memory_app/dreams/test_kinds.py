@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from memory_app.actors import Actor
 from memory_app.dreams import canary as canary_module
 from memory_app.dreams.runner import dream_execute
 from memory_app.models import (
@@ -18,6 +19,7 @@ from memory_app.models import (
     Trust,
 )
 from memory_app.services.conversations import conversation_open
+from memory_app.services.delete import deletion_decide, memory_delete_request
 from memory_app.services.documents import document_create
 from memory_app.services.promote import promotion_approve
 from tests.factories import WorkspaceStoreFactory, make_document
@@ -153,6 +155,26 @@ def test_rotate_keeps_stores_at_capacity_and_proposes_important_drafts(
     assert [states[f"notes/{n}"] for n in (1, 2, 3)] == ["tombstoned"] * 3
     assert items("promote").get().source_document_id == documents[0].pk
     assert run("rotate").stats["tombstoned"] == 0
+
+
+def test_rotate_never_undoes_a_reviewers_decision(settings, owner, reviewer):
+    """The oldest memories of a full conversation: a merge a reviewer
+    approved, and a draft whose deletion a reviewer declined. Neither
+    rotates out; drafts do."""
+    settings.MEMORY_CONVERSATION_CAPACITY = 3
+    actor = Actor(
+        user=owner, agent=owner, conversation=conversation_open(user=owner, external_id="full")
+    )
+    store = actor.conversation.store
+    make_document(store, "notes/merged", "Merged.", trust=Trust.ADMIN_APPROVED, embedding=None)
+    declined = make_document(store, "notes/kept", "Kept by review.", embedding=None)
+    item, _ = memory_delete_request(actor=actor, document=declined, reason="stale")
+    deletion_decide(user=owner, item=item, confirm=False, note="Still accurate.")
+    drafts = [make_document(store, f"notes/{n}", f"Note {n}.", embedding=None) for n in range(3)]
+    assert run("rotate").stats["tombstoned"] == 2
+    states = dict(MemoryDocument.objects.filter(store=store).values_list("path", "state"))
+    assert (states["notes/merged"], states["notes/kept"]) == ("active", "active")
+    assert [states[d.path] for d in drafts] == ["tombstoned", "tombstoned", "active"]
 
 
 def test_embed_fills_missing_embeddings(conversation):
