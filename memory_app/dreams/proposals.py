@@ -12,6 +12,7 @@ from memory_app.models import (
 )
 from memory_app.safety.registry import scan_fields
 from memory_app.services.constrain import documents_constrain
+from memory_app.services.promote import similar_in
 from memory_app.services.review_items import review_item_open
 
 
@@ -58,6 +59,9 @@ def propose(
         rationale=rationale,
         findings=[f.as_dict() for f in findings],
     )
+    if created and action == ReviewAction.PROMOTE and not related:
+        # What the target store already holds on it, as an agent's proposal shows.
+        related = similar_in(target_store, document, target_path)
     if created and related:
         item.related_documents.set(related)
     if created and constrain:

@@ -125,7 +125,7 @@ def memory_propose_promotion(
     )
     if not created:
         return Proposal(item, False)
-    item.related_documents.set(_similar_in(store, document, path))
+    item.related_documents.set(similar_in(store, document, path))
     event_record(
         "memory.promotion.proposed",
         actor=actor,
@@ -178,7 +178,7 @@ def _draft_texts(
     )
 
 
-def _similar_in(store: MemoryStore, document: MemoryDocument, path: str) -> list[MemoryDocument]:
+def similar_in(store: MemoryStore, document: MemoryDocument, path: str) -> list[MemoryDocument]:
     """The target store's documents closest in meaning (at least SIMILAR_MIN),
     for the reviewer; the document at the target path is left out: the diff
     already shows it."""

@@ -75,6 +75,27 @@ def test_consolidate_proposes_important_drafts_and_usage_well_used_ones_once(own
     assert items("promote").count() == 2
 
 
+def test_a_dreams_promotion_shows_the_similar_memory_the_target_holds(owner, conversation):
+    """As an agent's proposal does: the reviewer sees the near-duplicate
+    already in the shared store before approving a second copy."""
+    shared = WorkspaceStoreFactory(slug="workspace_runbooks")
+    runbook = make_document(
+        shared,
+        "ingress/rollback",
+        "Ingress pods crash-loop after a config reload: roll back the configmap.",
+        trust=Trust.ADMIN_APPROVED,
+    )
+    make_document(
+        conversation,
+        "notes/ingress",
+        "After a config reload the ingress pods crash-looped; rolling back the configmap fixed it.",
+        importance=8,
+    )
+    assert run("consolidate").stats["proposed"] == 1
+    item = items("promote").get()
+    assert [d.pk for d in item.related_documents.all()] == [runbook.pk]
+
+
 def test_consolidate_skips_drafts_the_shared_store_would_refuse(owner, conversation):
     make_document(
         conversation,

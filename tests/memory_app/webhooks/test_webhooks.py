@@ -126,6 +126,9 @@ def test_the_page_registers_shows_the_secret_once_and_lists_deliveries(
     page = client.get("/webhooks/").content.decode()
     assert webhook.secret not in page
     assert "memory.&lt;b&gt;" in page and "pending" in page
+    # A refused delivery's answer is said once.
+    WebhookDelivery.objects.update(response_status=500, error="HTTP 500", status="retrying")
+    assert "<td>HTTP 500</td>" in client.get("/webhooks/").content.decode()
     client.post(f"/webhooks/{webhook.pk}/toggle")
     assert Webhook.objects.get().active is False
 
