@@ -230,7 +230,7 @@ def _propose_merge(job: DreamJob, cluster: list[MemoryDocument]) -> bool:
         target_path=main.path,
         content=merged_content(main, others),
         rationale=(
-            f"{len(others)} other document(s) in {main.store.slug} say the same thing. "
+            f"{len(others)} other document(s) in {main.store.label} say the same thing. "
             f"Sources:\n{_sources(cluster)}"
         ),
         related=cluster,

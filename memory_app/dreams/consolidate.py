@@ -51,7 +51,7 @@ def consolidate(job: DreamJob, progress: Progress) -> dict:
             target_store=target,
             target_path=draft.path,
             rationale=(
-                f"Rated {draft.importance}/10 by its author; from conversation {draft.store.slug}."
+                f"Rated {draft.importance}/10 by its author; from {draft.store.label}."
             ),
         )
         progress.advance()

@@ -96,7 +96,7 @@ def _examine(job: DreamJob, draft: MemoryDocument) -> str | None:
         target_path=reviewed.path,
         rationale=(
             f"This draft disagrees with reviewed memory at "
-            f"{reviewed.store.slug}/{reviewed.path}. Approve to replace it; "
+            f"{reviewed.store.label}/{reviewed.path}. Approve to replace it; "
             "reject to keep the reviewed text."
         ),
         related=[reviewed],

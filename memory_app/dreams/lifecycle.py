@@ -120,7 +120,7 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
                     document,
                     target_store=target,
                     target_path=document.path,
-                    rationale=f"Important draft rotating out of full store {store.slug}.",
+                    rationale=f"Important draft rotating out of full store {store.label}.",
                 )
         removable = (
             oldest.filter(ROTATABLE).exclude(pk__in=proposed_ids).exclude(pk__in=kept_by_review)
@@ -128,7 +128,7 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
         for pk in removable.values_list("pk", flat=True)[:excess]:
             stats["tombstoned"] += _tombstone(
                 pk,
-                f"Rotated out: {store.slug} held more than {capacity} active memories.",
+                f"Rotated out: {store.label} held more than {capacity} active memories.",
                 only_if=ROTATABLE,
             )
         progress.advance()

@@ -122,7 +122,7 @@ def usage(job: DreamJob, progress: Progress) -> dict:
                 rationale=(
                     f"Marked used in {document.conversations} conversation(s) and "
                     f"{document.runs} run(s): {hit_rate(document.hits, document.injected)}; "
-                    f"from {document.store.slug}."
+                    f"from {document.store.label}."
                 ),
             )
         progress.advance()

@@ -61,6 +61,8 @@ def test_consolidate_proposes_important_drafts_and_usage_well_used_ones_once(own
     job = run("consolidate")
     assert job.status == "succeeded" and job.stats["proposed"] == 1
     assert items("promote").get().source_document_id == important.pk
+    # The store as people say it, not its internal slug.
+    assert items("promote").get().rationale.endswith("from conversation dreams.")
     assert items("promote").first().target_store.slug == "workspace_runbooks"
     assert run("usage").stats["proposed"] == 1
     assert (

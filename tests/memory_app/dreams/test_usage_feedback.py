@@ -105,6 +105,6 @@ def test_a_draft_used_across_conversations_is_proposed_for_promotion_with_its_ev
     assert item.target_store == runbooks
     assert item.rationale == (
         "Marked used in 3 conversation(s) and 3 run(s): 3 of 4 injections marked used (75%); "
-        f"from {preference.store.slug}."
+        "from owner (private)."
     )
     assert run().stats["well_used"] == 0
