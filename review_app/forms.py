@@ -71,6 +71,11 @@ class DecisionForm(ErrorTextMixin, forms.Form):
         data = super().clean()
         if data.get("action") == "reject" and not data.get("note") and "note" not in self.errors:
             raise forms.ValidationError("Say why when rejecting: the note is required.")
+        # A merge's members ticked "Keep apart" on its card.
+        try:
+            data["keep_apart"] = [uuid.UUID(v) for v in self.data.getlist("keep_apart")[:50]]
+        except ValueError:
+            raise forms.ValidationError("Not a document to keep apart.") from None
         return data
 
 

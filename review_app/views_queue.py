@@ -144,7 +144,11 @@ def _apply(request: HttpRequest, item_id, decision: dict) -> None:
     action, note = decision["action"], decision.get("note", "")
     if action == "approve":
         promotion_approve(
-            user=request.user, item_id=item_id, note=note, content=decision.get("content") or None
+            user=request.user,
+            item_id=item_id,
+            note=note,
+            content=decision.get("content") or None,
+            keep_apart=decision.get("keep_apart", ()),
         )
     elif action == "reject":
         promotion_reject(user=request.user, item_id=item_id, note=note)

@@ -87,7 +87,11 @@ def promotions_list(request: Request) -> Response:
 def promotion_approve_view(request: Request, item_id) -> Response:
     data = parse_input(schemas.ApproveIn, request.data)
     document = promotion_approve(
-        user=request.user, item_id=item_id, note=data.note, content=data.content
+        user=request.user,
+        item_id=item_id,
+        note=data.note,
+        content=data.content,
+        keep_apart=data.keep_apart,
     )
     # Not read again through the reviewer's access: reviewers approve into
     # system stores their teams may not read, and the approval stands; the

@@ -314,6 +314,11 @@ class ProposePromotionIn(DocumentRef):
 class ApproveIn(Input):
     note: str = Field("", max_length=2000)
     content: str | None = Field(None, min_length=1, description="Edited content to apply instead.")
+    keep_apart: list[UUID] = Field(
+        default_factory=list,
+        max_length=50,
+        description="A merge's members (ids) that say something else: they are not superseded.",
+    )
 
 
 class RejectIn(Input):

@@ -50,9 +50,7 @@ def consolidate(job: DreamJob, progress: Progress) -> dict:
             draft,
             target_store=target,
             target_path=draft.path,
-            rationale=(
-                f"Rated {draft.importance}/10 by its author; from {draft.store.label}."
-            ),
+            rationale=(f"Rated {draft.importance}/10 by its author; from {draft.store.label}."),
         )
         progress.advance()
     return {"candidates": len(drafts), "proposed": proposed}

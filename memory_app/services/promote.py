@@ -8,6 +8,7 @@ version that was proposed. Content is scanned under the target store's
 rules when proposed and again when applied.
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -216,17 +217,21 @@ def promotion_approve(
     item_id,
     note: str = "",
     content: str | None = None,
+    keep_apart: Collection = (),
 ) -> MemoryDocument:
     """Apply a proposal: the (possibly edited) content lands in the target store.
 
     Permission: "review promotions", humans only. Re-scans what is applied,
     and the note, which becomes the version's reason (422, recorded).
     Writes a `promote` version with `admin_approved` trust, superseding what
-    the target path held; the draft is untouched. Emits
-    `memory.promotion.approved`.
+    the target path held; the draft is untouched. A merge's members step
+    aside for it, except those in `keep_apart` (ids): a member the reviewer
+    found to say something else stays as it is, and its evidence is not the
+    merged version's. Emits `memory.promotion.approved`.
     """
     check_can_review(user)
     item = _open_item(item_id, lock=False)
+    keep_apart = _members_kept_apart(item, keep_apart)
     final = item.proposed_content if content is None else content
     check_sizes(content=final)
     store = item.target_store
@@ -254,7 +259,7 @@ def promotion_approve(
     with transaction.atomic():
         # Decided by someone else meanwhile: NotFound. Proposals never change.
         item = _open_item(item_id)
-        target = _apply(item, user, fields, embedding, version_kwargs, note)
+        target = _apply(item, user, fields, embedding, version_kwargs, note, keep_apart)
         event_record(
             "memory.promotion.approved",
             principal=user,
@@ -265,16 +270,41 @@ def promotion_approve(
                 "target_path": item.target_path,
                 "version": target.version,
                 "edited": content is not None and content != item.proposed_content,
+                "kept_apart": sorted(str(pk) for pk in keep_apart),
             },
         )
     return target
 
 
-def _apply(item, user, fields, embedding, version_kwargs, note: str) -> MemoryDocument:
+def _members_kept_apart(item: DreamReviewItem, ids: Collection) -> frozenset:
+    """`ids` as documents of the merge `item` that are not its target: 400
+    for any other (a wrong id would otherwise be ignored in silence)."""
+    if not ids:
+        return frozenset()
+    members = set()
+    if item.action == ReviewAction.MERGE:
+        members = set(
+            item.related_documents.exclude(
+                store=item.target_store, path=item.target_path
+            ).values_list("pk", flat=True)
+        )
+    strays = [str(pk) for pk in ids if pk not in members]
+    if strays:
+        raise InvalidInput(
+            "Only the other members of a merge may be kept apart.",
+            fields={"keep_apart": [f"Not one of them: {', '.join(strays)}."]},
+        )
+    return frozenset(ids)
+
+
+def _apply(
+    item, user, fields, embedding, version_kwargs, note: str, keep_apart: frozenset
+) -> MemoryDocument:
     """Write the approved content to the target path and close the item."""
     store = item.target_store
     if item.action == ReviewAction.MERGE:
-        version_kwargs = {**version_kwargs, "source_refs": merged_source_refs(item)}
+        refs = merged_source_refs(item, leaving_out=keep_apart)
+        version_kwargs = {**version_kwargs, "source_refs": refs}
     target = (
         MemoryDocument.objects.select_for_update()
         .filter(store=store, path=item.target_path)
@@ -300,17 +330,21 @@ def _apply(item, user, fields, embedding, version_kwargs, note: str) -> MemoryDo
             **version_kwargs,
         )
     if item.action == ReviewAction.MERGE:
-        _supersede_merged(item, target, user)
+        _supersede_merged(item, target, user, keep_apart)
     item.result_version = target.versions.get(version=target.version)
     review_item_close(item, user=user, status=ReviewStatus.APPROVED, note=note)
     return target
 
 
-def _supersede_merged(item: DreamReviewItem, target: MemoryDocument, user) -> None:
-    """The cluster's other documents step aside for the merged one, history kept."""
+def _supersede_merged(
+    item: DreamReviewItem, target: MemoryDocument, user, keep_apart: frozenset
+) -> None:
+    """The cluster's other documents step aside for the merged one, history
+    kept; those the reviewer kept apart stay as they are."""
     for source in (
         item.related_documents.select_for_update()
         .exclude(pk=target.pk)
+        .exclude(pk__in=keep_apart)
         .filter(state__in=(DocState.ACTIVE, DocState.CONSTRAINED))
     ):
         head_update(

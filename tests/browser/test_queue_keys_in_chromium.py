@@ -6,9 +6,12 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from memory_app.models import DreamReviewItem, MemoryDocument, MemoryEvent
+from memory_app.dreams.runner import dream_execute
+from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryEvent, Trust
 from memory_app.services.promote import promotion_reject
-from tests.factories import PASSWORD, UserFactory
+from memory_app.services.stores import store_workspace_ensure
+from tests.factories import PASSWORD, UserFactory, make_document
+from tests.memory_app.dreams.test_paraphrases_and_decisions import ROLLOUT, RUNBOOK, VERIFY
 from tests.review_app.test_queue import propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -253,3 +256,23 @@ def test_a_bulk_approval_over_an_item_decided_meanwhile_says_what_it_did(queue_p
     expect(page.locator(f"#item-{second}")).to_have_count(0)
     expect(page.locator("#badge-queue")).to_have_text("")  # counted again: none left
     assert status(first)[0] == "approved" and status(second)[0] == "rejected"
+
+
+def test_a_merge_member_ticked_keep_apart_stays_when_the_merge_is_approved(
+    login, live_server, undo_seconds
+):
+    store = store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    keeper = make_document(store, "dns/node-local", RUNBOOK, trust=Trust.ADMIN_APPROVED)
+    rollout = make_document(store, "dns/rollout", ROLLOUT, title="node-local-dns restart")
+    verify = make_document(store, "dns/verify", VERIFY, title="Pods could not resolve names")
+    dream_execute(DreamJob.objects.create(kind="compact").pk)
+    item = DreamReviewItem.objects.get(action="merge")
+    UserFactory(username="rita", reviewer=True)
+    page = login("rita", PASSWORD)
+    page.goto(f"{live_server.url}/queue/")
+    card = page.locator(f"#item-{item.pk}")
+    card.locator("li", has_text="dns/verify").get_by_role("checkbox", name="Keep apart").check()
+    card.locator("[data-approve]").click()
+    expect(page.locator(".toast")).to_contain_text("Item approved.")
+    states = [MemoryDocument.objects.get(pk=d.pk).state for d in (keeper, rollout, verify)]
+    assert states == ["active", "superseded", "active"]

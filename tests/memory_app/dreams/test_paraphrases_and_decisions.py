@@ -5,6 +5,7 @@ from django.db import transaction
 
 from memory_app.actors import Actor
 from memory_app.dreams.runner import dream_execute
+from memory_app.errors import InvalidInput
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryVersion, Trust
 from memory_app.services.context import memory_context_load
 from memory_app.services.documents import embedding_for, head_update
@@ -110,6 +111,59 @@ def test_approving_the_merge_keeps_every_source_ref_and_supersedes_the_rest(dns_
         ("incident", "INC-5120"),
     } <= refs
     assert states(runbook, rollout, verify) == ["active", "superseded", "superseded"]
+
+
+def test_a_member_kept_apart_stays_with_its_own_evidence(dns_store, reviewer):
+    """The reviewer finds one member says something else: it is neither
+    superseded nor cited as the merged version's evidence."""
+    runbook, rollout, verify, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    promotion_approve(user=reviewer, item_id=item.pk, content=RUNBOOK, keep_apart=[rollout.pk])
+    head = MemoryVersion.objects.get(document=runbook, version=2)
+    refs = {(r.kind, r.ref) for r in head.source_refs.all()}
+    assert ("document", "workspace_runbooks/dns/verify@v1") in refs
+    assert ("document", "workspace_runbooks/dns/rollout@v1") not in refs
+    assert ("incident", "INC-5120") not in refs
+    assert states(runbook, rollout, verify) == ["active", "active", "superseded"]
+
+
+def test_the_merge_card_offers_keep_apart_and_approving_applies_it(client, dns_store, reviewer):
+    runbook, rollout, verify, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    client.force_login(reviewer)
+    html = client.get("/queue/").content.decode()
+    for member in (rollout, verify):
+        assert f'name="keep_apart" value="{member.pk}" form="approve-{item.pk}"' in html
+    assert f'name="keep_apart" value="{runbook.pk}"' not in html  # the merge's own target
+    client.post(f"/queue/{item.pk}/decide", {"action": "approve", "keep_apart": [str(verify.pk)]})
+    assert states(runbook, rollout, verify) == ["active", "superseded", "active"]
+
+
+def test_the_api_approves_a_merge_keeping_a_member_apart(api_client_for, dns_store, reviewer):
+    runbook, rollout, verify, upstream, _ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    client = api_client_for(reviewer)
+    url = f"/api/v1/promotions/{item.pk}/approve"
+    stray = client.post(url, {"keep_apart": [str(upstream.pk)]}, format="json")
+    assert stray.status_code == 400 and list(stray.json()["fields"]) == ["keep_apart"]
+    assert client.post(url, {"keep_apart": [str(rollout.pk)]}, format="json").status_code == 200
+    assert states(runbook, rollout, verify) == ["active", "active", "superseded"]
+
+
+@pytest.mark.parametrize("which", ["target", "stranger"])
+def test_only_the_other_members_of_a_merge_may_be_kept_apart(dns_store, reviewer, which):
+    runbook, rollout, verify, upstream, _ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    kept = runbook if which == "target" else upstream
+    with pytest.raises(InvalidInput) as refused:
+        promotion_approve(user=reviewer, item_id=item.pk, keep_apart=[kept.pk])
+    assert refused.value.extra["fields"] == {"keep_apart": [f"Not one of them: {kept.pk}."]}
+    assert DreamReviewItem.objects.get(pk=item.pk).status == "pending"
+    assert states(runbook, rollout, verify) == ["constrained"] * 3
 
 
 def test_a_rejected_merge_is_not_proposed_again_until_a_member_changes(dns_store, reviewer):
