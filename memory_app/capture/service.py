@@ -8,7 +8,7 @@ undo the others: the answer says which were kept and why the rest were not.
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.conf import settings
@@ -99,8 +99,10 @@ def memory_capture(
             fields={"X-Memory-Conversation": ["Send the conversation the transcript is from."]},
         )
     access_store(actor, "conversation")
-    if run_id:
-        actor = replace(actor, run_id=run_id)
+    # The body's run names the transcript, for provenance; the write cap
+    # counts the run the runtime named (X-Memory-Run), which the model
+    # filling in the body cannot change.
+    transcript_run = run_id or actor.run_id
     extraction = rules.extract(messages)
     model = extractor or configured_extractor()
     if model is not None:
@@ -113,7 +115,7 @@ def memory_capture(
     for draft in drafts[cap:]:
         result.skipped.append(Skip("over_draft_limit", excerpt(draft.content), draft.kind))
     for n, draft in enumerate(drafts[:cap]):
-        if not _write(actor, draft, source_refs, result):
+        if not _write(actor, draft, transcript_run, source_refs, result):
             for rest in drafts[n + 1 : cap]:
                 result.skipped.append(Skip("write_cap_reached", excerpt(rest.content), rest.kind))
             break
@@ -121,7 +123,7 @@ def memory_capture(
         "memory.capture.completed",
         actor=actor,
         payload={
-            "run_id": actor.run_id,
+            "run_id": transcript_run,
             "kept": [str(write.document.pk) for _, write in result.kept],
             "skipped": [s.reason for s in result.skipped],
         },
@@ -129,16 +131,16 @@ def memory_capture(
     return result
 
 
-def _write(actor: Actor, draft: Draft, extra_refs, result: CaptureResult) -> bool:
+def _write(actor: Actor, draft: Draft, run_id: str, extra_refs, result: CaptureResult) -> bool:
     """Remember one draft; False when the run may not write any more."""
-    refs = [SourceRef("run", span.ref(actor.run_id)) for span in draft.spans]
+    refs = [SourceRef("run", span.ref(run_id)) for span in draft.spans]
     data = RememberInput(
         store="conversation",
         path=_path(draft),
         title=draft.title,
         content=draft.content,
         doc_type=draft.doc_type,
-        recall_hint=f"Captured from run {actor.run_id or 'transcript'} ({draft.kind}).",
+        recall_hint=f"Captured from run {run_id or 'transcript'} ({draft.kind}).",
         tags=("captured", draft.kind),
         source_refs=[*refs, *extra_refs][:50],
     )

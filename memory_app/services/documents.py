@@ -14,7 +14,7 @@ from datetime import datetime
 
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, transaction
 from django.db.models.constants import OnConflict
 
 from memory_app.embeddings import document_text, embed_text, get_backend, usable_cores
@@ -167,6 +167,21 @@ def vector_holds(
         and (document.title, document.recall_hint, document.content)
         == (title, recall_hint, content)
     )
+
+
+def hold_store_for_new_document(store: MemoryStore) -> None:
+    """Lock the store's new documents until the transaction ends.
+
+    A writer that looks for a document (at a path, or a near-duplicate)
+    and creates one when it finds none reads what is committed: two such
+    writers would both find nothing and both create, the second failing on
+    the path or adding a duplicate. Under this lock the second waits, then
+    finds the first's document. Only writes that may create one take it.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('memory_store_insert'), %s)", [store.pk]
+        )
 
 
 def head_update(

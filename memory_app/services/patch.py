@@ -3,12 +3,14 @@
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import transaction
 
 from memory_app.actors import Actor
 from memory_app.errors import Conflict, InvalidInput
 from memory_app.models import ChangeKind, MemoryDocument, Trust
 from memory_app.policy import check_document_writable, check_store_write, check_write_quota
+from memory_app.safety.registry import Finding
 from memory_app.services.documents import WriteResult, embedding_for, head_update, vector_holds
 from memory_app.services.events import event_record
 from memory_app.services.guard import (
@@ -80,57 +82,78 @@ def memory_patch(
     _check_sha(document, expected_sha256)
     new_content = content if content is not None else apply_edits(document.content, edits)
     check_sizes(content=new_content)
-    fields = _patched_fields(document, new_content, metadata)
     with recording_refusals(actor, tool="memory_patch", **refusal_context):
-        findings = scan_for_store(
-            agent_text_fields(
-                title=fields["title"],
-                recall_hint=fields["recall_hint"],
-                content=new_content,
-                tags=fields["tags"],
-                entities=fields["entities"],
-                source_refs=metadata.get("source_refs", ()),
-            ),
-            store,
-        )
-    embedded = (fields["title"], fields["recall_hint"], new_content)
-    embedding = None if vector_holds(document, *embedded) else embedding_for(*embedded)
-    with transaction.atomic():
-        check_write_quota(actor)
-        head = head_locked_by_id(document.pk)
-        locked = head.document
-        locked.store = store
-        # Same sha, same content: what was scanned above is what lands.
-        _check_sha(locked, expected_sha256)
-        kept_refs = head.refs
-        new_refs = list(metadata.get("source_refs", kept_refs))
-        changed = head_update(
-            locked,
-            change=ChangeKind.PATCH,
-            author=actor.agent,
-            fields=fields,
-            embedding=embedding,
-            # New evidence alone is a change worth a version.
-            force=new_refs != kept_refs,
-            on_behalf_of=actor.on_behalf_of,
-            run_id=actor.run_id,
-            source_refs=new_refs,
-            previous=head.link,
-            **scan_record(findings),
-        )
-        result = WriteResult(locked, "updated" if changed else "unchanged")
-        event_record(
-            "memory.document.written",
-            actor=actor,
-            document=locked,
-            payload={
-                "tool": "memory_patch",
-                "outcome": result.outcome,
-                "path": locked.path,
-                "version": locked.version,
-            },
-        )
+        judged = _judge(document, new_content, metadata)
+        with transaction.atomic():
+            check_write_quota(actor)
+            head = head_locked_by_id(document.pk)
+            locked = head.document
+            locked.store = store
+            # Same sha, same content: the edits applied to what is there.
+            _check_sha(locked, expected_sha256)
+            if locked.version != document.version:
+                # Another writer changed the metadata (or the state) since the
+                # document was read: what this patch keeps is what it left.
+                check_document_writable(locked.state)
+                judged = _judge(locked, new_content, metadata)
+            kept_refs = head.refs
+            new_refs = list(metadata.get("source_refs", kept_refs))
+            changed = head_update(
+                locked,
+                change=ChangeKind.PATCH,
+                author=actor.agent,
+                fields=judged.fields,
+                embedding=judged.embedding,
+                # New evidence alone is a change worth a version.
+                force=new_refs != kept_refs,
+                on_behalf_of=actor.on_behalf_of,
+                run_id=actor.run_id,
+                source_refs=new_refs,
+                previous=head.link,
+                **scan_record(judged.findings),
+            )
+            result = WriteResult(locked, "updated" if changed else "unchanged")
+            event_record(
+                "memory.document.written",
+                actor=actor,
+                document=locked,
+                payload={
+                    "tool": "memory_patch",
+                    "outcome": result.outcome,
+                    "path": locked.path,
+                    "version": locked.version,
+                },
+            )
     return result
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """The head a patch leaves, what the scanner found in it, and its vector
+    (None: the document's own still holds)."""
+
+    fields: dict
+    findings: list[Finding]
+    embedding: np.ndarray | None
+
+
+def _judge(document: MemoryDocument, content: str, metadata: dict) -> _Judged:
+    """Build the patched head over `document` and scan it under its store's rules."""
+    fields = _patched_fields(document, content, metadata)
+    findings = scan_for_store(
+        agent_text_fields(
+            title=fields["title"],
+            recall_hint=fields["recall_hint"],
+            content=content,
+            tags=fields["tags"],
+            entities=fields["entities"],
+            source_refs=metadata.get("source_refs", ()),
+        ),
+        document.store,
+    )
+    embedded = (fields["title"], fields["recall_hint"], content)
+    embedding = None if vector_holds(document, *embedded) else embedding_for(*embedded)
+    return _Judged(fields, findings, embedding)
 
 
 def _patched_fields(document: MemoryDocument, content: str, metadata: dict) -> dict:

@@ -34,7 +34,12 @@ from memory_app.models import (
 )
 from memory_app.paths import path_error
 from memory_app.policy import check_can_review, check_can_write
-from memory_app.services.documents import document_create, embedding_for, head_update
+from memory_app.services.documents import (
+    document_create,
+    embedding_for,
+    head_update,
+    hold_store_for_new_document,
+)
 from memory_app.services.events import event_record
 from memory_app.services.guard import (
     agent_text_fields,
@@ -305,6 +310,7 @@ def _apply(
     if item.action == ReviewAction.MERGE:
         refs = merged_source_refs(item, leaving_out=keep_apart)
         version_kwargs = {**version_kwargs, "source_refs": refs}
+    hold_store_for_new_document(store)
     target = (
         MemoryDocument.objects.select_for_update()
         .filter(store=store, path=item.target_path)

@@ -11,9 +11,9 @@ from django.db import transaction
 
 from memory_app.access import access_store
 from memory_app.actors import Actor
-from memory_app.models import ChangeKind, DocState, MemoryDocument, MemoryStore, Scope, Trust
+from memory_app.models import ChangeKind, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
-from memory_app.policy import check_store_write, check_write_quota
+from memory_app.policy import check_document_writable, check_store_write, check_write_quota
 from memory_app.services.dedup import near_duplicate
 from memory_app.services.documents import (
     WriteResult,
@@ -21,6 +21,7 @@ from memory_app.services.documents import (
     embedding_for,
     embedding_soon,
     head_update,
+    hold_store_for_new_document,
     vector_holds,
 )
 from memory_app.services.events import event_record
@@ -112,6 +113,8 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     # the very text the scanner objects to.
     with recording_refusals(actor, tool="memory_remember", store=data.store):
         check_store_write(actor, store, doc_type=values["doc_type"])
+        if found is not None:
+            check_document_writable(found.document.state)
         embedded = (values["title"], values["recall_hint"], data.content)
         holds = vector_holds(found and found.document, *embedded)
         # The model runs while the text is scanned and the quota counted.
@@ -135,7 +138,10 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     }
     # The event commits with the write: one commit (and one flush to disk)
     # per write, and no written document without its event.
-    with transaction.atomic():
+    with (
+        recording_refusals(actor, tool="memory_remember", store=data.store),
+        transaction.atomic(),
+    ):
         check_write_quota(actor)
         vector = embedding.result() if embedding is not None else None
         result = _write(actor, store, path, data, Embedded(embedded, vector), version_kwargs, found)
@@ -189,7 +195,6 @@ def _head_fields(data: RememberInput, store: MemoryStore, values: dict) -> dict:
         "content": data.content,
         "doc_type": values["doc_type"],
         "trust": Trust.AGENT_DRAFT,
-        "state": DocState.ACTIVE,
         "always_inject": always_inject,
         "tags": sorted(set(values["tags"])),
         "entities": dict(values["entities"]),
@@ -209,6 +214,7 @@ def _write(actor, store, path, data, embedded, version_kwargs, found) -> WriteRe
     head = head_at(store.pk, path, lock=True) if found is not None else None
     outcome = "updated"
     if head is None:
+        hold_store_for_new_document(store)
         duplicate = near_duplicate(store, content=data.content, embedding=embedded.vector)
         if duplicate is not None:
             head = head_locked_by_id(duplicate)
@@ -220,13 +226,16 @@ def _write(actor, store, path, data, embedded, version_kwargs, found) -> WriteRe
                 path=path,
                 author=actor.agent,
                 embedding=embedded.vector_for(fields),
-                **fields_for_create(fields),
+                **fields,
                 **version_kwargs,
             )
             if document is not None:
                 return WriteResult(document, "created")
             # A concurrent writer created the path first: update theirs.
             head = head_at(store.pk, path, lock=True)
+    # A document deleted or replaced stays so; one held for review keeps
+    # its state while it is written.
+    check_document_writable(head.document.state)
     existing = _own(head.document, store)
     fields = _head_fields(data, store, data.resolved(head))
     source_refs = fields.pop("source_refs")
@@ -254,8 +263,3 @@ def _own(document: MemoryDocument, store: MemoryStore) -> MemoryDocument:
     which would otherwise be read again."""
     document.store = store
     return document
-
-
-def fields_for_create(fields: dict) -> dict:
-    """document_create sets state itself (a new document is active)."""
-    return {name: value for name, value in fields.items() if name != "state"}

@@ -1,8 +1,10 @@
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
@@ -34,6 +36,29 @@ class ToolCaller:
 
     def with_headers(self, **headers) -> "ToolCaller":
         return ToolCaller(self.client, {**self.headers, **headers})
+
+
+def race(count: int, work: Callable[[int], object]) -> list:
+    """Run `work(n)` for each n below `count` on threads released at once,
+    each with its own database connection; the results in order of n. For
+    tests marked `django_db(transaction=True)`: the threads see only what
+    is committed."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def run(n: int) -> None:
+        try:
+            barrier.wait(timeout=60)
+            results[n] = work(n)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
 
 
 @pytest.fixture

@@ -97,8 +97,10 @@ def test_an_incident_run_without_learnings_still_yields_its_cause_fix_and_comman
     assert "restarting the node-local-dns" in " ".join(
         quoted(r, INCIDENT_WITHOUT_LEARNINGS) for r in run_refs
     )
-    # The drafts count against the run named in the body.
-    assert MemoryVersion.objects.filter(run_id="run-dns-7").count() == 1
+    # The body's run names the transcript; the write counts against the run
+    # the runtime named in X-Memory-Run.
+    assert MemoryVersion.objects.filter(run_id="run-1").count() == 1
+    assert not MemoryVersion.objects.filter(run_id="run-dns-7").exists()
 
 
 def test_a_leaked_secret_is_refused_and_never_echoed_while_the_rest_is_kept(tools):

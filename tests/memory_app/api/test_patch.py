@@ -1,13 +1,15 @@
 """memory_patch: optimistic concurrency, edits, and racing writers."""
 
-import threading
-
 import pytest
-from django.db import connections
 
-from memory_app.models import MemoryDocument, MemoryVersion
+from memory_app.actors import actor_for
+from memory_app.errors import PolicyDenied
+from memory_app.models import DreamReviewItem, MemoryDocument, MemoryVersion
+from memory_app.services.delete import deletion_decide
+from memory_app.services.patch import memory_patch
+from memory_app.services.redact import document_redact
 from tests.factories import UserFactory
-from tests.memory_app.api.conftest import remember_body
+from tests.memory_app.api.conftest import race, remember_body
 
 pytestmark = pytest.mark.django_db
 
@@ -107,56 +109,112 @@ def test_nobody_else_can_patch_my_conversation_memory(tools, note, caller_for):
 def test_of_eight_racing_patches_with_one_sha_exactly_one_wins(caller_for):
     agent = UserFactory(username="racer")
     note = caller_for(agent).ok("memory_remember", remember_body(path="race"), status=201)
-    barrier = threading.Barrier(8)
-    statuses: list[int] = []
-
-    def patch(n: int) -> None:
-        try:
-            caller = caller_for(agent)
-            barrier.wait(timeout=60)
-            response = caller(
+    callers = [caller_for(agent) for _ in range(8)]
+    statuses = race(
+        8,
+        lambda n: (
+            callers[n](
                 "memory_patch",
                 {"id": note["id"], "expected_sha256": note["sha256"], "content": f"writer {n}"},
-            )
-            statuses.append(response.status_code)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=patch, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+            ).status_code
+        ),
+    )
     assert sorted(statuses) == [200] + [409] * 7
     assert MemoryVersion.objects.filter(document_id=note["id"]).count() == 2
+
+
+METADATA = {
+    "tags": ["from-a"],
+    "importance": 9,
+    "title": "Deploy rollback, checked",
+    "recall_hint": "When a deploy must be undone.",
+    "entities": {"service": "payments-api"},
+    "expires_at": "2031-01-02T03:04:05Z",
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_metadata_patches_keep_each_others_changes(caller_for):
+    agent = UserFactory(username="racer")
+    note = caller_for(agent).ok("memory_remember", remember_body(path="race"), status=201)
+    fields = list(METADATA)
+    callers = [caller_for(agent) for _ in fields]
+    statuses = race(
+        len(fields),
+        lambda n: (
+            callers[n](
+                "memory_patch",
+                {
+                    "id": note["id"],
+                    "expected_sha256": note["sha256"],
+                    fields[n]: METADATA[fields[n]],
+                },
+            ).status_code
+        ),
+    )
+    assert statuses == [200] * len(fields)
+    document = caller_for(agent).ok("memory_read", {"id": note["id"]})
+    assert {name: document[name] for name in fields} == METADATA
+    assert document["version"] == 1 + len(fields)
+
+
+def test_a_patch_read_before_a_redaction_cannot_bring_the_text_back(owner, caller_for):
+    """The patch's document was read before the owner redacted its title; it
+    changes only the importance, and the title stays as the redaction left it."""
+    person = caller_for(owner)
+    note = person.ok(
+        "memory_remember",
+        {
+            "store": "user",
+            "doc_type": "user_preference",
+            "title": "Call Jane Roe at 555 0100",
+            "content": "Prefers a phone call for incidents.",
+        },
+        status=201,
+    )
+    read_before = MemoryDocument.objects.select_related("store").get(pk=note["id"])
+    document_redact(user=owner, document=read_before, text="555 0100")
+    memory_patch(
+        actor=actor_for(owner),
+        document=read_before,
+        expected_sha256=note["sha256"],
+        metadata={"importance": 8},
+    )
+    document = person.ok("memory_read", {"id": note["id"]})
+    assert "555 0100" not in document["title"]
+    assert document["importance"] == 8
+
+
+def test_a_patch_read_before_a_deletion_is_refused(owner, caller_for, reviewer):
+    person = caller_for(owner)
+    note = person.ok("memory_remember", remember_body(path="going"), status=201)
+    read_before = MemoryDocument.objects.select_related("store").get(pk=note["id"])
+    person.ok("memory_delete", {"id": note["id"]}, status=202)
+    item = DreamReviewItem.objects.get(source_document=note["id"])
+    deletion_decide(user=reviewer, item=item, confirm=True)
+    with pytest.raises(PolicyDenied):
+        memory_patch(
+            actor=actor_for(owner),
+            document=read_before,
+            expected_sha256=note["sha256"],
+            metadata={"importance": 8},
+        )
+    assert person("memory_read", {"id": note["id"]}).json()["state"] == "tombstoned"
 
 
 @pytest.mark.django_db(transaction=True)
 def test_racing_creates_of_one_path_make_one_document_and_lose_nothing(caller_for):
     writer = UserFactory(username="writer")
-    barrier = threading.Barrier(6)
-    outcomes: list[str] = []
-
-    def remember(n: int) -> None:
-        try:
-            caller = caller_for(writer)
-            barrier.wait(timeout=60)
-            body = caller.ok(
-                "memory_remember",
-                remember_body(path="same/path", content=f"distinct value number {n} " * 3),
-                status=None,
-            )
-            outcomes.append(body["outcome"])
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=remember, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    callers = [caller_for(writer) for _ in range(6)]
+    outcomes = race(
+        6,
+        lambda n: callers[n].ok(
+            "memory_remember",
+            remember_body(path="same/path", content=f"distinct value number {n} " * 3),
+            status=None,
+        )["outcome"],
+    )
     assert outcomes.count("created") == 1
-    assert len(outcomes) == 6
     document = MemoryDocument.objects.get(path="same/path")
     assert MemoryVersion.objects.filter(document=document).count() == 1 + outcomes.count("updated")
 

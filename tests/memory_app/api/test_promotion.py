@@ -7,7 +7,7 @@ from memory_app.dreams.runner import dream_execute
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryEvent
 from memory_app.services.principals import api_key_issue
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
-from tests.memory_app.api.conftest import remember_body
+from tests.memory_app.api.conftest import race, remember_body
 
 pytestmark = pytest.mark.django_db
 
@@ -238,3 +238,41 @@ def test_the_promotions_list_names_a_system_target_as_the_tools_do(caller_for, r
     )
     [item] = _client(reviewer).get("/api/v1/promotions").json()["items"]
     assert item["target_store"] == "system:payments"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_approvals_onto_one_new_path_all_land_as_versions(caller_for, runbooks):
+    writer = UserFactory(username="writer", service_account=True)
+    tools = caller_for(writer)
+    findings = [
+        "Restart the ingress pods one zone at a time.",
+        "Drain the node before restarting its ingress pod.",
+        "Check the configmap checksum annotation after a restart.",
+    ]
+    items = []
+    for n, finding in enumerate(findings):
+        draft = tools.ok(
+            "memory_remember", remember_body(path=f"drafts/{n}", content=finding), status=201
+        )
+        proposed = tools.ok(
+            "memory_propose_promotion",
+            {
+                "id": draft["id"],
+                "target_store": "workspace_runbooks",
+                "target_path": "ingress/restart",
+                "rationale": f"Worked in run {n}.",
+            },
+            status=202,
+        )
+        items.append(proposed["review_item_id"])
+    reviewer = UserFactory(username="reviewer", reviewer=True)
+    clients = [_client(reviewer) for _ in items]
+    statuses = race(
+        len(items),
+        lambda n: (
+            clients[n].post(f"/api/v1/promotions/{items[n]}/approve", {}, format="json").status_code
+        ),
+    )
+    assert statuses == [200] * len(items)
+    target = MemoryDocument.objects.get(store__slug="workspace_runbooks", path="ingress/restart")
+    assert target.version == len(items)

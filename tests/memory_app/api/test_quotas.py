@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.memory_app.api.capture_transcripts import INCIDENT_WITHOUT_LEARNINGS
 from tests.memory_app.api.conftest import remember_body
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +23,25 @@ def test_a_service_account_stops_at_the_run_cap(tools, settings):
     assert refused.status_code == 429
     assert refused.json()["error"] == "rate_limited"
     assert int(refused["Retry-After"]) > 0
+
+
+def test_a_run_named_in_a_capture_body_does_not_reset_the_cap(tools, settings):
+    settings.MEMORY_RUN_WRITE_CAP = 2
+    assert [_write(tools, n).status_code for n in range(2)] == [201, 201]
+    body = tools.ok(
+        "memory_capture",
+        {"transcript": INCIDENT_WITHOUT_LEARNINGS, "run_id": "a-run-the-model-made-up"},
+    )
+    assert body["kept"] == []
+    assert {skip["reason"] for skip in body["skipped"]} == {"write_cap_reached"}
+
+
+def test_a_run_in_a_capture_body_does_not_stand_for_the_runtimes(caller_for, agent):
+    response = caller_for(agent, run=None)(
+        "memory_capture", {"transcript": INCIDENT_WITHOUT_LEARNINGS, "run_id": "run-9"}
+    )
+    assert response.status_code == 400
+    assert "X-Memory-Run" in response.json()["fields"]
 
 
 def test_a_new_run_may_write_again(tools, settings):

@@ -212,3 +212,25 @@ def test_the_owner_redacts_in_their_own_user_store(owner):
 
 def _user_store(user):
     return store_for_user(user=user)
+
+
+def test_a_reviewer_redacts_a_draft_a_review_item_names(reviewer, tools):
+    """The draft an agent asked to delete is in its conversation, which the
+    reviewer cannot read; the request brings it before them, as on the page."""
+    draft = tools.ok(
+        "memory_remember",
+        {"store": "conversation", "path": "notes/join", "content": f"join with {SECRET}"},
+        status=201,
+    )
+    kept = tools.ok(
+        "memory_remember",
+        {"store": "conversation", "path": "notes/other", "content": f"also {SECRET}"},
+        status=201,
+    )
+    tools.ok("memory_delete", {"id": draft["id"]}, status=202)
+    named = MemoryDocument.objects.get(pk=draft["id"])
+    response = _redact(reviewer, named, {"text": SECRET})
+    assert response.status_code == 200, response.json()
+    assert SECRET not in MemoryDocument.objects.get(pk=draft["id"]).content
+    unnamed = MemoryDocument.objects.get(pk=kept["id"])
+    assert _redact(reviewer, unnamed, {"text": SECRET}).status_code == 404

@@ -1,13 +1,17 @@
 """memory_remember: outcomes, scopes, scanner, sizes, events."""
 
 import io
+import threading
 
 import pytest
 from django.core.management import call_command
+from django.db import connection, connections
 
 from memory_app.embeddings import document_text, get_backend
-from memory_app.models import MemoryDocument, MemoryEvent, MemoryVersion
+from memory_app.models import DocState, DreamReviewItem, MemoryDocument, MemoryEvent, MemoryVersion
 from memory_app.services import remember
+from memory_app.services.delete import deletion_decide
+from memory_app.services.documents import head_update
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -154,9 +158,10 @@ def test_a_merge_into_a_near_duplicate_costs_a_fixed_number_of_statements(
     )
     # Authentication with the conversation and its store (1), the path read
     # (1, found empty), the transaction (2), quota lock and counts (2), the
-    # dedup scan (1), the duplicate locked with its head version's refs and
-    # hashes (1), the head (1), the new version (1) and the event (1).
-    with django_assert_num_queries(11):
+    # store's lock on new documents and the dedup scan (2), the duplicate
+    # locked with its head version's refs and hashes (1), the head (1), the
+    # new version (1) and the event (1).
+    with django_assert_num_queries(12):
         assert tools.ok("memory_remember", again)["outcome"] == "deduplicated"
 
 
@@ -390,10 +395,11 @@ def test_a_new_memory_costs_a_fixed_number_of_statements(tools, django_assert_nu
     # Authentication with the memory permissions, the principal, the
     # conversation and its store (1), the transaction (2), quota lock and counts
     # (2), the path read for the fields a re-save keeps (1, found empty: not read
-    # again under the lock) and the dedup scan (1), the insert that yields to a
-    # concurrent writer without a savepoint (1), the first version (1, nothing to
-    # chain to beyond genesis) and the event (1).
-    with django_assert_num_queries(10):
+    # again under the lock), the store's lock on new documents and the dedup
+    # scan (2), the insert that yields to a concurrent writer without a
+    # savepoint (1), the first version (1, nothing to chain to beyond genesis)
+    # and the event (1).
+    with django_assert_num_queries(11):
         tools.ok(
             "memory_remember",
             remember_body(path="redis/evictions", content="Redis evicts keys under maxmemory."),
@@ -449,3 +455,69 @@ def test_a_write_that_loses_the_race_for_its_path_updates_the_winner(tools, monk
     document = MemoryDocument.objects.get(path="incidents/race")
     assert document.content.startswith("The ingress pods crash-loop")
     assert MemoryVersion.objects.filter(document=document).count() == 2
+
+
+def _someone_waits_for_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_text_written_while_it_is_being_written_joins_the_first(caller_for, monkeypatch):
+    """The second write starts after the first looked for a near-duplicate and
+    before it committed; it must still find the first's document."""
+    writer = UserFactory(username="writer")
+    first, second = caller_for(writer), caller_for(writer)
+    # The conversation exists: its first write would hold the second back.
+    first.ok("memory_remember", remember_body(path="earlier"), status=201)
+    body = remember_body(content="The payments-api pool is sized per pod, not per node.")
+    real_near_duplicate = remember.near_duplicate
+    outcomes: dict[str, str] = {}
+    rivals: list[threading.Thread] = []
+
+    def second_write() -> None:
+        try:
+            outcomes["second"] = second.ok("memory_remember", {**body, "path": "b"}, status=None)[
+                "outcome"
+            ]
+        finally:
+            connections.close_all()
+
+    def rival_writes_meanwhile(store, **kwargs):
+        found = real_near_duplicate(store, **kwargs)
+        if not rivals:
+            rival = threading.Thread(target=second_write)
+            rivals.append(rival)
+            rival.start()
+            while rival.is_alive() and not _someone_waits_for_a_lock():
+                rival.join(timeout=0.01)
+        return found
+
+    monkeypatch.setattr(remember, "near_duplicate", rival_writes_meanwhile)
+    outcomes["first"] = first.ok("memory_remember", {**body, "path": "a"}, status=201)["outcome"]
+    rivals[0].join(timeout=60)
+    assert outcomes == {"first": "created", "second": "unchanged"}
+    assert MemoryDocument.objects.filter(path__in=("a", "b")).count() == 1
+
+
+def test_a_deleted_documents_path_is_not_written_again(tools, reviewer):
+    draft = tools.ok("memory_remember", remember_body(path="gone/soon"), status=201)
+    tools.ok("memory_delete", {"id": draft["id"]}, status=202)
+    item = DreamReviewItem.objects.get(source_document=draft["id"])
+    deletion_decide(user=reviewer, item=item, confirm=True)
+    response = tools("memory_remember", remember_body(path="gone/soon", content="Back again."))
+    assert response.status_code == 403
+    assert response.json()["reason"] == "document_not_active"
+    document = MemoryDocument.objects.get(pk=draft["id"])
+    assert document.state == "tombstoned" and document.version == 2
+    denied = MemoryEvent.objects.filter(type="memory.policy.denied").get()
+    assert denied.payload["reason"] == "document_not_active"
+
+
+def test_a_document_held_for_review_stays_held_when_written(tools, reviewer):
+    draft = tools.ok("memory_remember", remember_body(path="held"), status=201)
+    document = MemoryDocument.objects.get(pk=draft["id"])
+    head_update(document, change="update", author=reviewer, fields={"state": DocState.CONSTRAINED})
+    body = tools.ok("memory_remember", remember_body(path="held", content="A new finding."))
+    assert body["outcome"] == "updated" and body["state"] == "constrained"
