@@ -254,10 +254,13 @@ def _databases() -> dict:
 DATABASES = _databases()
 
 
+MEMORY_CACHE_URL = env_str("MEMORY_CACHE_URL")
+
+
 def _caches() -> dict:
     """Redis when MEMORY_CACHE_URL is set, so every process shares the API
     throttles' counters; otherwise each process counts on its own."""
-    url = env_str("MEMORY_CACHE_URL")
+    url = MEMORY_CACHE_URL
     if url:
         return {
             "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}

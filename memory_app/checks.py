@@ -1,7 +1,36 @@
 """System checks that need the database (run by `migrate` and `check --database`)."""
 
-from django.core.checks import Tags, Warning, register
+from django.core.checks import Error, Tags, Warning, register
 from django.db import connections
+
+# The PostgreSQL extension the documents' vectors and their index need.
+VECTOR_EXTENSION = "vector"
+
+
+@register(Tags.database)
+def pgvector_check(app_configs, databases=None, **kwargs) -> list[Error]:
+    """An external PostgreSQL without pgvector is refused before `migrate`
+    writes anything, rather than half-migrated and stopped by the first
+    migration that creates the extension."""
+    errors = []
+    for alias in databases or ():
+        with connections[alias].cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM pg_available_extensions WHERE name = %s", [VECTOR_EXTENSION]
+            )
+            available = cursor.fetchone() is not None
+        if not available:
+            errors.append(
+                Error(
+                    f"Database '{alias}' has no pgvector: the '{VECTOR_EXTENSION}' "
+                    "extension is not available on its server.",
+                    hint="Install pgvector on that PostgreSQL (its packages are named "
+                    "postgresql-<major>-pgvector on Debian), or leave DATABASE_URL unset "
+                    "to use the embedded server, which has it.",
+                    id="memory_app.E001",
+                )
+            )
+    return errors
 
 
 @register(Tags.database)

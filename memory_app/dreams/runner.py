@@ -12,13 +12,13 @@ from datetime import timedelta
 from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from memory_app.dreams.kinds import KINDS
 from memory_app.dreams.progress import Progress
 from memory_app.models import DreamJob, JobStatus
+from memory_app.queueing import send_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,9 @@ def dream_start(*, kind: str, requested_by: AbstractBaseUser | None = None) -> D
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}")
     job = DreamJob.objects.create(kind=kind, requested_by=requested_by)
-    transaction.on_commit(lambda: current_app.send_task(TASK, args=[str(job.pk)]))
+    send_after_commit(
+        lambda: current_app.send_task(TASK, args=[str(job.pk)]), what=f"dream job {job.pk}"
+    )
     return job
 
 

@@ -2,7 +2,9 @@
 
 import hmac
 
+import redis
 from django.conf import settings
+from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
@@ -35,17 +37,29 @@ def _database_up() -> bool:
     return True
 
 
+def _cache_up() -> bool:
+    try:
+        cache.get("readyz")
+    except redis.RedisError:
+        return False
+    return True
+
+
 @require_GET
 def readyz(request):
     """200 when the database answers and, if an operator configured one, the broker too.
 
     `/healthz` stays database-only so a broker outage does not restart web
-    processes that can still serve reads.
+    processes that can still serve reads. A configured cache is reported
+    but does not make the process unready: without it the API's rate
+    counters are skipped and everything else is served (api/throttling.py).
     """
     checks = {"database": "up" if _database_up() else "down"}
     if broker_configured():
         checks["broker"] = "up" if broker_reachable() else "down"
     ready = all(state == "up" for state in checks.values())
+    if settings.MEMORY_CACHE_URL:
+        checks["cache"] = "up" if _cache_up() else "down"
     return JsonResponse(
         {"status": "ok" if ready else "unavailable", **checks}, status=200 if ready else 503
     )

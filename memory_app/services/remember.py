@@ -14,6 +14,7 @@ from memory_app.actors import Actor
 from memory_app.models import ChangeKind, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
 from memory_app.policy import check_document_writable, check_store_write, check_write_quota
+from memory_app.queueing import send_after_commit
 from memory_app.services.dedup import near_duplicate
 from memory_app.services.documents import (
     WriteResult,
@@ -255,7 +256,7 @@ def _write(actor, store, path, data, embedded, version_kwargs, found) -> WriteRe
 def _embed_later(document: MemoryDocument) -> None:
     from memory_app.tasks import embed_document
 
-    transaction.on_commit(lambda: embed_document.delay(str(document.pk)))
+    send_after_commit(lambda: embed_document.delay(str(document.pk)), what="a document's embedding")
 
 
 def _own(document: MemoryDocument, store: MemoryStore) -> MemoryDocument:

@@ -1,6 +1,8 @@
 """The Dream jobs page: runs with progress, and "run now" for reviewers only."""
 
 import pytest
+from celery import current_app
+from kombu.exceptions import OperationalError
 
 from memory_app.models import DreamJob
 from tests.factories import UserFactory
@@ -55,6 +57,22 @@ def test_a_reviewer_starts_a_run(client, reviewer, django_capture_on_commit_call
     job = DreamJob.objects.get(kind="expire")
     assert job.status == "queued" and job.requested_by == reviewer
     assert len(callbacks) == 1  # the message to the worker, sent on commit
+
+
+def test_a_broker_that_refuses_the_run_leaves_it_queued_for_the_requeue(
+    client, reviewer, django_capture_on_commit_callbacks, monkeypatch, caplog
+):
+    def refuse(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
+
+    monkeypatch.setattr(current_app, "send_task", refuse)
+    client.force_login(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/dreams/run", {"kind": "expire"}, follow=True)
+    assert response.status_code == 200
+    assert "Started a run of expire;" in response.content.decode()
+    assert DreamJob.objects.get(kind="expire").status == "queued"
+    assert "The broker did not take dream job" in caplog.text
 
 
 def test_a_second_run_of_a_busy_kind_is_not_started(client, reviewer):

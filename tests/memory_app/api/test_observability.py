@@ -124,3 +124,37 @@ def test_metrics_still_answer_when_the_database_does_not(client, monkeypatch):
     assert response.status_code == 200
     assert b"memory_http_requests_total" in response.content
     assert b"memory_review_queue_size" not in response.content
+
+
+@pytest.fixture
+def cache_down(settings):
+    """A configured Redis cache that nothing answers on."""
+    settings.MEMORY_CACHE_URL = "redis://127.0.0.1:1/0"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": settings.MEMORY_CACHE_URL,
+        }
+    }
+
+
+def test_readiness_reports_a_configured_cache(client, settings):
+    settings.MEMORY_CACHE_URL = "redis://127.0.0.1:6379/13"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": settings.MEMORY_CACHE_URL,
+        }
+    }
+    assert client.get("/readyz").json() == {"status": "ok", "database": "up", "cache": "up"}
+
+
+def test_with_the_cache_down_the_api_still_writes_and_readiness_says_so(
+    client, tools, cache_down, caplog
+):
+    body = tools.ok("memory_remember", remember_body(path="while/cache/down"), status=201)
+    assert tools.ok("memory_read", {"id": body["id"]})["path"] == "while/cache/down"
+    assert "rate counters is unreachable" in caplog.text
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "up", "cache": "down"}

@@ -6,12 +6,15 @@ import threading
 import pytest
 from django.core.management import call_command
 from django.db import connection, connections
+from kombu.exceptions import OperationalError
 
 from memory_app.embeddings import document_text, get_backend
 from memory_app.models import DocState, DreamReviewItem, MemoryDocument, MemoryEvent, MemoryVersion
 from memory_app.services import remember
 from memory_app.services.delete import deletion_decide
 from memory_app.services.documents import head_update
+from memory_app.services.embedding_backfill import embeddings_backfill
+from memory_app.tasks import embed_document
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
 
@@ -73,6 +76,26 @@ def test_a_write_whose_model_fails_is_kept_and_embedded_later(tools, monkeypatch
     assert MemoryDocument.objects.get(pk=body["id"]).embedding is None
     assert [str(document.pk) for document in later] == [body["id"]]
     assert "embedding failed" in caplog.text
+
+
+def test_a_write_whose_model_and_broker_fail_is_kept_for_the_backfill(
+    tools, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    def broken(texts):
+        raise RuntimeError("model unavailable")
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
+
+    monkeypatch.setattr(get_backend(), "embed", broken)
+    monkeypatch.setattr(embed_document, "delay", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = tools.ok("memory_remember", remember_body(), status=201)
+    assert MemoryDocument.objects.get(pk=body["id"]).embedding is None
+    assert "The broker did not take a document's embedding" in caplog.text
+    monkeypatch.undo()  # the model and the broker are back
+    assert embeddings_backfill() == 1
+    assert MemoryDocument.objects.get(pk=body["id"]).embedding is not None
 
 
 def test_a_re_save_or_a_metadata_change_keeps_the_vector_without_a_model_call(tools, model_calls):

@@ -1,0 +1,26 @@
+"""`migrate` refuses a PostgreSQL without pgvector before it writes anything."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+
+from memory_app import checks
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_server_with_pgvector_passes():
+    out = io.StringIO()
+    call_command("check", "--database", "default", stdout=out)
+    assert "E001" not in out.getvalue()
+
+
+def test_migrate_stops_at_a_server_without_it_and_says_what_to_do(monkeypatch):
+    monkeypatch.setattr(checks, "VECTOR_EXTENSION", "an_extension_this_server_lacks")
+    # The checks run before the plan is even made, let alone applied.
+    with pytest.raises(SystemCheckError) as refused:
+        call_command("migrate", "--plan", skip_checks=False, stdout=io.StringIO())
+    assert "has no pgvector" in str(refused.value)
+    assert "leave DATABASE_URL unset" in str(refused.value)
