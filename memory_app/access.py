@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from memory_app.actors import Actor
-from memory_app.errors import InvalidInput, NotFound
+from memory_app.errors import InvalidInput, NotFound, named
 from memory_app.models import (
     ContextTrace,
     Conversation,
@@ -145,7 +145,7 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
         )
     elif name == "user":
         if not has_memory_permission(user, "read_memory"):
-            raise NotFound(f"No store named {name!r}.")
+            raise NotFound(f"No store named {named(name)}.")
         return _turn_store(actor, name) or store_for_user(user=user)
     elif store := _turn_store(actor, name):
         return store
@@ -168,7 +168,7 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
             .first()
         )
     if store is None:
-        raise NotFound(f"No store named {name!r}.")
+        raise NotFound(f"No store named {named(name)}.")
     return store
 
 

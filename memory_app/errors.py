@@ -4,6 +4,7 @@ Each carries the API's error code and HTTP status (API.md, "Errors"); the
 API maps them once to the JSON error shape, the pages once to messages.
 """
 
+import re
 from typing import Any
 
 
@@ -70,3 +71,23 @@ class RateLimited(ApplicationError):
     def __init__(self, detail: str, *, retry_after: int) -> None:
         super().__init__(detail)
         self.retry_after = retry_after
+
+
+# A name as callers write them, without a run of letters and digits as long
+# as a key's or a token's.
+_NAME_LIKE = re.compile(r"[a-z0-9][a-z0-9_.:/-]{0,99}")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9]{20,}")
+
+
+def reads_as_name(value: object) -> bool:
+    """Whether a message may repeat `value`, a name the caller sent that
+    matched nothing. It may be a secret pasted in the wrong place, and
+    messages go back into the caller's context and into logs."""
+    return isinstance(value, str) and bool(
+        _NAME_LIKE.fullmatch(value) and not _TOKEN_RUN.search(value)
+    )
+
+
+def named(value: object) -> str:
+    """`value` quoted when it reads as a name; otherwise "that name"."""
+    return repr(value) if reads_as_name(value) else "that name"

@@ -10,7 +10,7 @@ from memory_app.access import Turn, access_turn
 from memory_app.actors import Actor
 from memory_app.api.behalf import HEADER, principal_for
 from memory_app.api.validation import RUNTIME_VALUE
-from memory_app.errors import InvalidInput
+from memory_app.errors import InvalidInput, reads_as_name
 from memory_app.services.principals import TurnWanted
 
 _HEADER_VALUE = re.compile(RUNTIME_VALUE, re.ASCII)
@@ -105,6 +105,8 @@ def parse_input[M: BaseModel](model: type[M], data: object) -> M:
     except ValidationError as error:
         fields: dict[str, list[str]] = {}
         for problem in error.errors(include_url=False, include_input=False):
-            name = ".".join(str(part) for part in problem["loc"]) or "body"
-            fields.setdefault(name, []).append(problem["msg"])
+            loc, message = [str(part) for part in problem["loc"]], problem["msg"]
+            if problem["type"] == "extra_forbidden" and not reads_as_name(loc[-1]):
+                loc, message = loc[:-1], "An unknown field; its name is not repeated."
+            fields.setdefault(".".join(loc) or "body", []).append(message)
         raise InvalidInput("The input is not valid.", fields=fields) from None

@@ -22,6 +22,7 @@ from django.urls import reverse
 
 from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.api.validation import ApiInputMiddleware
+from memory_app.errors import named
 from memory_app.observability.context import request_id_from, request_id_var
 from memory_app.observability.metrics import tool_call_observe
 
@@ -89,7 +90,7 @@ def tool_call(
     """
     view = _views().get(name)
     if view is None:
-        return ToolOutcome(404, {"error": "not_found", "detail": f"No tool named {name!r}."})
+        return ToolOutcome(404, {"error": "not_found", "detail": f"No tool named {named(name)}."})
     request_id = request_id_from(headers.get("x-request-id"))
     token = request_id_var.set(request_id)
     started = time.perf_counter()
