@@ -7,6 +7,7 @@ of surfacing later as odd behaviour.
 
 import ipaddress
 import os
+import re
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -220,6 +221,30 @@ def _shared_buffers() -> str:
     return f"{min(max(quarter_mb, 128), 1024)}MB"
 
 
+_MEMORY_UNITS = {"kB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+
+
+def _shared_buffers_setting() -> str:
+    """MEMORY_DB_SHARED_BUFFERS, checked: the server keeps the value it was
+    given, and one it cannot allocate would stop every later start."""
+    value = env_str("MEMORY_DB_SHARED_BUFFERS")
+    if not value:
+        return _shared_buffers()
+    match = re.fullmatch(r"(\d+)(kB|MB|GB|TB)", value)
+    if match is None:
+        raise ImproperlyConfigured(
+            f"MEMORY_DB_SHARED_BUFFERS must be a size such as 256MB or 1GB, got {value!r}"
+        )
+    size = int(match[1]) * _MEMORY_UNITS[match[2]]
+    total = psutil.virtual_memory().total
+    if not 128 * 2**10 <= size <= total // 2:
+        raise ImproperlyConfigured(
+            f"MEMORY_DB_SHARED_BUFFERS must lie between 128kB and half of this machine's "
+            f"memory ({total // 2 // 2**20}MB), got {value}"
+        )
+    return value
+
+
 def _external_database(url: str) -> dict:
     """DATABASE_URL parsed, or a message that names the variable without
     repeating it (it holds a password)."""
@@ -260,9 +285,7 @@ def _databases() -> dict:
             "EMBEDDED_SUPERUSER": "postgres",
             "EMBEDDED_DATA_DIR": str(MEMORY_DATA_DIR / "postgres"),
             "EMBEDDED_CLEANUP": "stop",
-            "EMBEDDED_SERVER_SETTINGS": {
-                "shared_buffers": env_str("MEMORY_DB_SHARED_BUFFERS", _shared_buffers())
-            },
+            "EMBEDDED_SERVER_SETTINGS": {"shared_buffers": _shared_buffers_setting()},
             "CONN_HEALTH_CHECKS": True,
             **reuse,
         }
