@@ -1,5 +1,12 @@
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
+from memory_app.models import ApiKey
 from memory_app.services.principals import api_key_issue, principal_activate, principal_upsert
 
 
@@ -30,25 +37,61 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         username = options["username"].strip()
-        if not username or len(username) > 150:
-            raise CommandError("USERNAME must be 1 to 150 characters.")
-        user = principal_upsert(
-            username=username,
-            password=options["password"],
-            reviewer=options["reviewer"],
-            service_account=options["service_account"],
-            act_on_behalf=options["act_on_behalf"],
-            superuser=options["superuser"],
-            teams=[team.strip() for team in options["team"] if team.strip()],
-        )
-        if principal_activate(user):
+        teams = [team.strip() for team in options["team"] if team.strip()]
+        _check_arguments(username, teams, options["key_name"], options["password"])
+        # One transaction: a refusal part-way leaves no user with half its rights.
+        with transaction.atomic():
+            user = principal_upsert(
+                username=username,
+                password=options["password"],
+                reviewer=options["reviewer"],
+                service_account=options["service_account"],
+                act_on_behalf=options["act_on_behalf"],
+                superuser=options["superuser"],
+                teams=teams,
+            )
+            activated = principal_activate(user)
+            issued = (
+                None
+                if options["no_key"]
+                else api_key_issue(user=user, name=options["key_name"] or "memory_user")
+            )
+        if activated:
             self.stderr.write(
                 f"User {user.get_username()} was inactive (an imported author or a "
                 "deactivated account) and is now active."
             )
-        if options["no_key"]:
+        if issued is None:
             self.stderr.write(f"User {user.get_username()} is ready.")
             return
-        issued = api_key_issue(user=user, name=options["key_name"] or "memory_user")
         self.stderr.write(f"User {user.get_username()} is ready. New API key:")
         self.stdout.write(issued.raw)
+
+
+def _check_arguments(username: str, teams: list[str], key_name: str, password: str | None):
+    """Refuse what the database or the login would refuse later, before any write."""
+    for text in (username, key_name, password or "", *teams):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CommandError("Arguments must be UTF-8 text.") from None
+    if not username or len(username) > 150:
+        raise CommandError("USERNAME must be 1 to 150 characters.")
+    try:
+        UnicodeUsernameValidator()(username)
+    except ValidationError:
+        raise CommandError(
+            "USERNAME may hold letters, digits and @ . + - _ only, as on the login page."
+        ) from None
+    limit = Group._meta.get_field("name").max_length
+    for team in teams:
+        if len(team) > limit or not team.isprintable():
+            raise CommandError(f"A team name is 1 to {limit} printable characters.")
+    limit = ApiKey._meta.get_field("name").max_length
+    if len(key_name) > limit:
+        raise CommandError(f"--key-name is at most {limit} characters.")
+    if password is not None:
+        try:
+            validate_password(password, user=get_user_model()(username=username))
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
