@@ -61,15 +61,15 @@ def manage(*args: str) -> None:
 
 
 def admin_password() -> tuple[str, bool]:
-    """The local admin's password: from MEMORY_ADMIN_PASSWORD, or made once."""
-    configured = os.environ.get("MEMORY_ADMIN_PASSWORD")
-    if configured:
-        return configured, True
+    """The local admin's password and whether it is new: MEMORY_ADMIN_PASSWORD
+    if set, else one made once. Either is kept in the data folder, so a later
+    run without the variable keeps the password instead of making another."""
     path = DATA_DIR / "admin_password"
-    if path.exists():
-        return path.read_text().strip(), False
+    kept = path.read_text().strip() if path.exists() else None
+    password = os.environ.get("MEMORY_ADMIN_PASSWORD") or kept or secrets.token_urlsafe(12)
+    if password == kept:
+        return password, False
     DATA_DIR.mkdir(parents=True, exist_ok=True)
-    password = secrets.token_urlsafe(12)
     path.write_text(password)
     path.chmod(0o600)
     return password, True
@@ -139,11 +139,16 @@ def run() -> None:
             time.sleep(1)
     except KeyboardInterrupt:
         server.wait()  # Ctrl-C reached the server too
+        return
     finally:
         stop_children()
         server.wait()
         # Stop the embedded server unless another process still uses it.
         subprocess.run([str(PYTHON), "manage.py", "dbserver", "release"], cwd=ROOT, check=False)
+    if server.returncode > 0:
+        # It stopped on its own (a port in use, a wrong MEMORY_LISTEN): say so
+        # to whatever started this, as its own output already said why.
+        sys.exit(server.returncode)
 
 
 class Restarted:
