@@ -131,6 +131,11 @@ def _chain_key() -> str:
 MEMORY_CHAIN_KEY = _chain_key()
 # Keys that signed history before a rotation; they verify, never sign.
 MEMORY_CHAIN_RETIRED_KEYS = env_list("MEMORY_CHAIN_RETIRED_KEYS", [])
+if any(len(key) < 32 for key in MEMORY_CHAIN_RETIRED_KEYS):
+    raise ImproperlyConfigured(
+        "MEMORY_CHAIN_RETIRED_KEYS holds a key shorter than 32 characters; "
+        "list the keys whole, separated by commas"
+    )
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -488,6 +493,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1),
     "unacked_restore_throttle": 1,
 }
+if CELERY_TASK_SOFT_TIME_LIMIT >= CELERY_TASK_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        "CELERY_TASK_SOFT_TIME_LIMIT must be below CELERY_TASK_TIME_LIMIT, "
+        "so a task hears of its end before it is killed"
+    )
 if not CELERY_BROKER_URL:
     _broker = filesystem_broker(MEMORY_DATA_DIR)
     CELERY_BROKER_URL = _broker["broker_url"]

@@ -31,6 +31,8 @@ def _check(tmp_path, **environment) -> subprocess.CompletedProcess:
         ({"DATABASE_URL": "mysql://u:s3cret-pw@db/x"}, "DATABASE_URL must name a PostgreSQL"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of"),
         ({"MEMORY_RUN_WRITE_CAP": "abc"}, "MEMORY_RUN_WRITE_CAP must be an integer"),
+        ({"CELERY_TASK_SOFT_TIME_LIMIT": "700"}, "CELERY_TASK_SOFT_TIME_LIMIT must be below"),
+        ({"MEMORY_CHAIN_RETIRED_KEYS": "short"}, "MEMORY_CHAIN_RETIRED_KEYS holds a key"),
         ({"MEMORY_DB_SHARED_BUFFERS": "lots"}, "MEMORY_DB_SHARED_BUFFERS must be a size"),
         ({"MEMORY_DB_SHARED_BUFFERS": "200TB"}, "MEMORY_DB_SHARED_BUFFERS must lie between"),
     ],
