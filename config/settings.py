@@ -349,8 +349,8 @@ X_FRAME_OPTIONS = "DENY"
 # TLS (README, "Running in production"): off by default so a local install
 # on plain HTTP works; production turns them on behind its TLS proxy.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
-# Load balancers probe over plain HTTP.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Load balancers, orchestrators and Prometheus probe over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)

@@ -83,4 +83,5 @@ def test_behind_the_proxy_plain_http_is_redirected_but_health_checks_are_not(cli
     secure = client.get("/accounts/login/", HTTP_X_FORWARDED_PROTO="https")
     assert secure.status_code == 200
     assert secure["Strict-Transport-Security"] == "max-age=3600"
-    assert client.get("/healthz").status_code == 200
+    for probe in ("/healthz", "/readyz", "/metrics"):
+        assert client.get(probe).status_code == 200
