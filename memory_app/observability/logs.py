@@ -15,9 +15,16 @@ EXTRA_FIELDS = ("principal", "method", "path", "route", "status", "duration_ms",
 
 
 class RequestIdFilter(logging.Filter):
+    """Stamps each record with the id of the request it belongs to.
+
+    Django logs a 4xx or 5xx answer after the middleware has returned, with
+    the request attached but the context's id already reset: the id kept on
+    the request names it then."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         if not getattr(record, "request_id", ""):
-            record.request_id = request_id_var.get()
+            request = getattr(record, "request", None)
+            record.request_id = request_id_var.get() or getattr(request, "request_id", "")
         return True
 
 

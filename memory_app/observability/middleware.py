@@ -41,6 +41,7 @@ class RequestObservationMiddleware:
 
     def __call__(self, request):
         request_id = request_id_from(request.headers.get("X-Request-ID"))
+        request.request_id = request_id
         token = request_id_var.set(request_id)
         started = time.perf_counter()
         try:

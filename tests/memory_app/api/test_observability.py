@@ -97,6 +97,18 @@ def test_the_request_log_is_one_json_object_with_id_and_principal_and_no_content
     assert SECRET not in line and "Nginx" not in line and "Token" not in line
 
 
+def test_djangos_own_line_about_a_refused_request_carries_its_id(client, caplog):
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        response = client.get("/api/v1/no-such-endpoint")
+    record = next(r for r in caplog.records if r.name == "django.request")
+    RequestIdFilter().filter(record)
+    assert json.loads(JsonFormatter().format(record))["request_id"] == response["X-Request-ID"]
+
+
+def test_django_lines_are_printed_once(settings):
+    assert logging.getLogger("django").handlers == []
+
+
 def test_readiness_covers_the_database_without_a_configured_broker(client):
     assert client.get("/readyz").json() == {"status": "ok", "database": "up"}
 
