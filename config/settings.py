@@ -396,10 +396,17 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = env_int("MEMORY_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORY_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_RESET_ON_SUCCESS = True
+# Axes would delete, on a success, every attempt matching a lockout
+# parameter, the address's included: logging into one account would wipe
+# the failures counted against another from the same address. A success
+# clears its own account's failures instead (login_attempts.py).
+AXES_RESET_ON_SUCCESS = False
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "memory_app.login_attempts.lockout_response"
-AXES_IPWARE_PROXY_COUNT = env_int("MEMORY_PROXY_COUNT", 0, minimum=0) or None
+# Reverse proxies in front that append to X-Forwarded-For: the lockouts and
+# the API's throttles read the client's address the same way.
+MEMORY_PROXY_COUNT = env_int("MEMORY_PROXY_COUNT", 0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "memory_app.login_attempts.client_address"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -414,7 +421,8 @@ REST_FRAMEWORK = {
         "memory_app.api.throttling.ReadThrottle",
         "memory_app.api.throttling.WriteThrottle",
     ],
-    "NUM_PROXIES": env_int("MEMORY_PROXY_COUNT", 0, minimum=0) or None,
+    # 0: the connection's address; a client's own X-Forwarded-For is not read.
+    "NUM_PROXIES": MEMORY_PROXY_COUNT,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["memory_app.api.validation.StrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

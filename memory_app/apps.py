@@ -18,8 +18,12 @@ class MemoryAppConfig(AppConfig):
     verbose_name = "Agent memory"
 
     def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
+
         from memory_app import checks  # noqa: F401  (registers the database checks)
+        from memory_app.login_attempts import clear_own_failures
         from memory_app.selectors.search import search_session
 
         post_migrate.connect(_seed_after_migrate, sender=self, dispatch_uid="memory_seed")
         connection_created.connect(search_session, dispatch_uid="search_session")
+        user_logged_in.connect(clear_own_failures, dispatch_uid="clear_own_failures")
