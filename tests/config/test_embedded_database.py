@@ -69,7 +69,7 @@ def test_a_terminated_process_releases_its_handle(data_dir):
         handles = json.loads((data_dir / ".handle_pids.json").read_text())
         assert child.pid in handles
         child.send_signal(signal.SIGTERM)
-        assert child.wait(timeout=30) == 0
+        assert child.wait(timeout=30) == 128 + signal.SIGTERM
     finally:
         if child.poll() is None:
             child.kill()

@@ -1,6 +1,13 @@
 """The operator commands: idempotent, non-interactive, keys that work."""
 
 import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -8,9 +15,13 @@ from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
+from config.database.server import ensure_server, stop_server
 from memory_app.models import MemoryStore, SystemGrant
+from tests.factories import WorkspaceStoreFactory, make_document
 
 pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args) -> list[str]:
@@ -111,3 +122,67 @@ def test_memory_grant_refuses_an_unknown_level():
 def test_memory_grant_refuses_a_malformed_system_slug():
     with pytest.raises(CommandError):
         call_command("memory_grant", "Pay Ments", "sre", "read")
+
+
+def test_memory_embed_refuses_a_limit_below_one():
+    with pytest.raises(CommandError, match="--limit must be at least 1"):
+        call_command("memory_embed", "--limit", "-5", stdout=io.StringIO())
+
+
+def test_memory_embed_counts_its_progress_to_the_limit():
+    store = WorkspaceStoreFactory()
+    for n in range(4):
+        make_document(store, path=f"n{n}", content=f"Note {n} on disk usage", embedding=None)
+    out = io.StringIO()
+    call_command("memory_embed", "--limit", "2", "--batch-size", "1", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        "embedded 1 of 2",
+        "embedded 2 of 2",
+        "embedded 2 documents",
+    ]
+    assert lines[1].endswith(", 0 s left)")
+
+
+def test_run_dreams_lists_the_kinds_it_accepts():
+    with pytest.raises(CommandError) as raised:
+        call_command("run_dreams", "--kind", "bogus")
+    assert "(choose from 'canary', 'compact', 'consolidate'," in str(raised.value)
+    assert "DreamKind" not in str(raised.value)
+
+
+def test_a_command_stopped_by_sigterm_fails_and_releases_the_embedded_server(tmp_path):
+    """An import reading stdin is stopped: its status says so (143, as for
+    any process the signal ends), and it no longer counts among the users
+    that keep the embedded server running."""
+    data_dir = tmp_path / "postgres"
+    ensure_server(data_dir, cleanup=None)  # started here: the child only attaches
+    handles = data_dir / ".handle_pids.json"
+    environment = {**os.environ, "MEMORY_DATA_DIR": str(tmp_path)}
+    environment.pop("DATABASE_URL", None)
+    child = subprocess.Popen(
+        [sys.executable, "manage.py", "memory_import", "-"],
+        cwd=ROOT,
+        env=environment,
+        stdin=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while child.pid not in _attached(handles):
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) == 128 + signal.SIGTERM
+        assert child.pid not in _attached(handles)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        stop_server(data_dir)
+
+
+def _attached(handles: Path) -> list[int]:
+    """The pids the embedded server counts as its users."""
+    try:
+        return json.loads(handles.read_text())
+    except ValueError:  # caught while it is rewritten
+        return []

@@ -1,8 +1,10 @@
 """Export and import: an import of an export reproduces it exactly, conflicts
 follow the chosen mode, and a tampered or malformed file writes nothing."""
 
+import errno
 import io
 import json
+import os
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -12,8 +14,12 @@ from rest_framework.test import APIClient
 
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput
+from memory_app.hashing import sha256_text
+from memory_app.management.commands import memory_export as memory_export_command
+from memory_app.management.commands import memory_import as memory_import_command
 from memory_app.models import Conversation, DreamReviewItem, MemoryDocument, MemoryVersion
 from memory_app.selectors.chain import version_chain_verify
+from memory_app.services import export as export_service
 from memory_app.services.conversations import conversation_open
 from memory_app.services.documents import head_update
 from memory_app.services.export import export_lines
@@ -178,7 +184,10 @@ def test_a_moment_python_cannot_read_back_is_refused_and_nothing_is_written(worl
     document["expires_at"] = "9999-12-31T23:59:59-14:00"
     lines[index] = json.dumps(document)
     wipe_memory()
-    with pytest.raises(InvalidInput, match="expires_at: Must fall between the years 1 and 9999"):
+    with pytest.raises(
+        InvalidInput,
+        match="line 5: expires_at: Value error, Must fall between the years 1 and 9999",
+    ):
         memory_import(io.StringIO("\n".join(lines)))
     assert not MemoryDocument.objects.exists()
 
@@ -192,7 +201,7 @@ def test_a_malformed_review_decision_is_refused_whole(world):
             document["reviews"][0]["job_kind"] = "nonsense"
             lines[index] = json.dumps(document)
             break
-    with pytest.raises(InvalidInput, match="review decisions"):
+    with pytest.raises(InvalidInput, match=r"line \d+: reviews\.0\.job_kind: Input should be"):
         memory_import(io.StringIO("\n".join(lines)))
     assert not MemoryDocument.objects.exists()
 
@@ -283,3 +292,256 @@ def test_memory_user_activates_an_imported_author_and_its_key_works(tmp_path):
     again = io.StringIO()
     call_command("memory_user", "alice", stdout=io.StringIO(), stderr=again)
     assert "inactive" not in again.getvalue()
+
+
+# What an operator sees of memory_import and memory_export ------------------
+
+
+def export_rows() -> list[dict]:
+    return [json.loads(line) for line in export_text().splitlines()]
+
+
+def write_rows(path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return str(path)
+
+
+def import_refused(path: str, *args: str) -> str:
+    """memory_import of `path`, which must be refused whole; its message."""
+    before = MemoryDocument.objects.count(), MemoryVersion.objects.count()
+    with pytest.raises(CommandError, match="nothing was written") as raised:
+        call_command("memory_import", path, *args, stdout=io.StringIO(), stderr=io.StringIO())
+    assert (MemoryDocument.objects.count(), MemoryVersion.objects.count()) == before
+    return str(raised.value)
+
+
+def first_document(rows: list[dict]) -> tuple[int, dict]:
+    """The first document line: its line number and its row."""
+    index = next(i for i, row in enumerate(rows) if row["type"] == "document")
+    return index + 1, rows[index]
+
+
+def test_an_import_refuses_a_head_that_differs_from_its_last_version(world, tmp_path):
+    rows = export_rows()
+    number, document = first_document(rows)
+    document["content"] = "Rewritten in SQL before the export."
+    document["content_sha256"] = sha256_text(document["content"])
+    wipe_memory()
+    message = import_refused(write_rows(tmp_path / "in.jsonl", rows))
+    assert (
+        f"line {number}: the head differs from its last version in content, content_sha256"
+    ) in message
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("entities", ["x"], "entities: Input should be an object"),
+        ("tags", [1, 2], "tags.0: Input should be a valid string"),
+        ("created_by", 42, "created_by: Input should be a valid string"),
+        ("created_by", "al\x07ice", "created_by: Control character U+0007"),
+        ("id", "not-a-uuid", "id: Input should be a valid UUID"),
+        ("promoted_from", ["not-a-uuid", 1], "promoted_from.0: Input should be a valid UUID"),
+        ("promoted_from", "v1", "promoted_from: Input should be a valid array"),
+        ("always_inject", "yes", "always_inject: Input should be a valid boolean"),
+        ("store", 123, "store: Input should be a valid string"),
+        ("store", "user:", "store: Value error, a username is 1 to 150 characters"),
+        ("store", "Bad Slug", "store: Value error, a store is 'system:<slug>'"),
+        ("versions", "none", "versions: Input should be a valid array"),
+    ],
+)
+def test_an_import_refuses_a_field_the_api_would_refuse(world, tmp_path, field, value, said):
+    rows = export_rows()
+    number, document = first_document(rows)
+    document[field] = value
+    wipe_memory()
+    assert f"line {number}: {said}" in import_refused(write_rows(tmp_path / "in.jsonl", rows))
+    assert not get_user_model().objects.filter(username__in=["42", "al\x07ice"]).exists()
+
+
+def test_an_import_refuses_a_version_whose_metadata_is_not_an_object(world, tmp_path):
+    rows = export_rows()
+    number, document = first_document(rows)
+    document["versions"][0]["metadata"] = "str"
+    wipe_memory()
+    message = import_refused(write_rows(tmp_path / "in.jsonl", rows))
+    assert f"line {number}: versions.0.metadata: Input should be an object" in message
+
+
+def test_an_import_refuses_reviewed_trust_in_a_conversation_store(world, tmp_path):
+    rows = export_rows()
+    number, document = next(
+        (n, row) for n, row in enumerate(rows, start=1) if row.get("store", "").startswith("conv")
+    )
+    # The head and its last version agree: only the store says it cannot be.
+    document["trust"] = document["versions"][-1]["metadata"]["trust"] = "admin_approved"
+    wipe_memory()
+    message = import_refused(write_rows(tmp_path / "in.jsonl", rows))
+    assert (
+        f"line {number}: trust: admin_approved comes from a reviewer or a seed, "
+        "never in a conversation store"
+    ) in message
+
+
+def test_an_import_refuses_a_store_map_to_a_name_no_store_can_have(world, tmp_path):
+    path = write_rows(tmp_path / "in.jsonl", export_rows())
+    wipe_memory()
+    with pytest.raises(CommandError, match="Cannot import workspace_runbooks as Bad Slug"):
+        call_command("memory_import", path, "--map-store", "workspace_runbooks=Bad Slug")
+    assert not MemoryDocument.objects.exists()
+
+
+def test_an_import_refuses_a_store_map_from_a_store_the_file_does_not_hold(world, tmp_path):
+    path = write_rows(tmp_path / "in.jsonl", export_rows())
+    wipe_memory()
+    message = import_refused(path, "--map-store", "workspace_typo=workspace_copy")
+    assert "The file holds no store workspace_typo to import as another" in message
+
+
+def test_a_file_that_is_not_utf8_is_refused_by_line_number_without_its_bytes(tmp_path):
+    path = tmp_path / "in.jsonl"
+    header = export_text().splitlines()[0]
+    line = b'{"content": "token hunter2-secret \xff"}\n'
+    path.write_bytes(header.encode() + b"\n" + line)
+    message = import_refused(str(path))
+    assert f"line 2: not UTF-8 (byte {line.index(0xFF) + 1} of the line)" in message
+    assert "hunter2" not in message
+
+
+def test_a_database_refusal_names_the_line_not_the_row(world, tmp_path):
+    rows = export_rows()
+    conversation = next(
+        row for row in rows if row["type"] == "store" and row["scope"] == "conversation"
+    )
+    conversation["participants"] = []  # a conversation here needs someone who opened it
+    number = next(
+        n for n, row in enumerate(rows, start=1) if row.get("store") == conversation["ref"]
+    )
+    wipe_memory()
+    message = import_refused(
+        write_rows(tmp_path / "in.jsonl", rows),
+        "--map-store",
+        f"{conversation['ref']}=conversation:fresh-1",
+    )
+    assert f"line {number}: the database refused it (IntegrityError)" in message
+    assert "Failing row" not in message and "DETAIL" not in message
+    assert "payments" not in message.lower()
+
+
+def test_an_empty_file_is_refused(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n\n")
+    assert "the file is empty: it has no header line" in import_refused(str(path))
+
+
+def test_a_file_without_a_header_is_refused_even_after_a_blank_line(world, tmp_path):
+    rows = export_rows()[1:]
+    wipe_memory()
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n" + "".join(json.dumps(row) + "\n" for row in rows))
+    message = import_refused(str(path))
+    assert "line 2: not the header of a agent-memory-export file of version 1 or 2" in message
+
+
+def test_an_export_of_nothing_imports_as_nothing(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(export_lines(MemoryDocument.objects.none())) + "\n")
+    out = io.StringIO()
+    call_command("memory_import", str(path), stdout=out)
+    assert out.getvalue().startswith("created 0, overwritten 0, skipped 0")
+
+
+@pytest.mark.parametrize("cut", [1, 2])
+def test_a_file_cut_short_at_a_line_end_is_refused(world, tmp_path, cut):
+    rows = export_rows()
+    assert rows[-1] == {"type": "end", "stores": 3, "documents": len(rows) - 5}
+    wipe_memory()
+    message = import_refused(write_rows(tmp_path / "in.jsonl", rows[:-cut]))
+    assert "the file ends before its end line: it was cut short" in message
+
+
+def test_a_file_missing_a_line_in_the_middle_is_refused(world, tmp_path):
+    rows = export_rows()
+    number, _ = first_document(rows)
+    del rows[number - 1]
+    wipe_memory()
+    message = import_refused(write_rows(tmp_path / "in.jsonl", rows))
+    documents = len(rows) - 5
+    assert (
+        f"line {len(rows)}: the end line counts 3 stores and {documents + 1} documents, "
+        f"the file holds 3 and {documents}: lines are missing"
+    ) in message
+
+
+def test_a_version_1_export_without_an_end_line_still_imports(world, tmp_path):
+    before = export_text()
+    rows = [json.loads(line) for line in before.splitlines()][:-1]
+    rows[0]["format_version"] = 1
+    wipe_memory()
+    out = io.StringIO()
+    call_command("memory_import", write_rows(tmp_path / "in.jsonl", rows), stdout=out)
+    assert out.getvalue().startswith(f"created {len(rows) - 4},")
+    assert export_text() == before
+
+
+def test_the_import_says_how_far_it_got_on_stderr(world, tmp_path, monkeypatch):
+    path = write_rows(tmp_path / "in.jsonl", export_rows())
+    monkeypatch.setattr(memory_import_command, "PROGRESS_SECONDS", 0)
+    errors = io.StringIO()
+    call_command("memory_import", path, stdout=io.StringIO(), stderr=errors)
+    assert errors.getvalue().splitlines()[:2] == ["read 1 lines", "read 2 lines"]
+
+
+def test_the_export_says_how_far_it_got_on_stderr(world, tmp_path, monkeypatch):
+    total = MemoryDocument.objects.count()
+    monkeypatch.setattr(memory_export_command, "PROGRESS_SECONDS", 0)
+    errors = io.StringIO()
+    call_command("memory_export", "-o", str(tmp_path / "out.jsonl"), stderr=errors)
+    lines = errors.getvalue().splitlines()
+    assert lines[:2] == [f"exported 1 of {total} documents", f"exported 2 of {total} documents"]
+    assert lines[-1] == f"exported {total + 5} lines (header, stores, documents, end)"
+
+
+def test_an_export_of_a_store_that_does_not_exist_is_refused(world):
+    with pytest.raises(
+        CommandError, match=r"No store with the slug typo\. Stores: .*workspace_runbooks"
+    ):
+        call_command("memory_export", "--store", "typo", stdout=io.StringIO())
+
+
+def test_a_failing_export_leaves_the_previous_one_in_place(world, tmp_path, monkeypatch):
+    path = tmp_path / "memory.jsonl"
+    call_command("memory_export", "-o", str(path), stderr=io.StringIO())
+    before = path.read_text()
+
+    def failing(document):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(export_service, "document_line", failing)
+    with pytest.raises(RuntimeError):
+        call_command("memory_export", "-o", str(path), stderr=io.StringIO())
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["memory.jsonl"]
+
+
+def test_a_full_disk_is_reported_and_the_previous_export_kept(world, tmp_path, monkeypatch):
+    path = tmp_path / "memory.jsonl"
+    path.write_text("the previous export\n")
+
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(memory_export_command.os, "fsync", disk_full)
+    with pytest.raises(
+        CommandError, match=r"Could not write .*: No space left on device\. Nothing was replaced\."
+    ):
+        call_command("memory_export", "-o", str(path), stderr=io.StringIO())
+    assert path.read_text() == "the previous export\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["memory.jsonl"]
+
+
+def test_an_export_into_a_missing_folder_or_onto_a_folder_is_refused(world, tmp_path):
+    with pytest.raises(CommandError, match="is not a directory; create it first"):
+        call_command("memory_export", "-o", str(tmp_path / "nope" / "out.jsonl"))
+    with pytest.raises(CommandError, match="is a directory; name the file to write"):
+        call_command("memory_export", "-o", str(tmp_path))

@@ -1,11 +1,17 @@
 """Version history is a keyed chain: a rewrite shows, even by the tables' owner."""
 
+import io
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 
 from memory_app.hashing import sha256_text
+from memory_app.management.commands import memory_verify
 from memory_app.models import MemoryDocument
 from memory_app.selectors.chain import version_chain_verify
+from memory_app.services.constrain import documents_constrain
+from memory_app.services.curate import document_always_inject_set
 from memory_app.services.versions import version_append
 from tests.factories import WorkspaceStoreFactory, make_document
 
@@ -60,10 +66,6 @@ def test_rewriting_old_content_behind_the_triggers_back_is_detected():
 
 
 def test_the_verify_command_reports_intact_and_broken_histories():
-    import io
-
-    from django.core.management import CommandError, call_command
-
     store = WorkspaceStoreFactory()
     document = make_document(store, content="first")
     _update_head(document, "second")
@@ -81,3 +83,72 @@ def test_the_verify_command_reports_intact_and_broken_histories():
     with pytest.raises(CommandError, match="1 of 1 documents"):
         call_command("memory_verify", "--store", store.slug, stdout=io.StringIO(), stderr=errors)
     assert "version 1: chain hash does not match" in errors.getvalue()
+
+
+def _verify_fails(store) -> str:
+    """memory_verify on `store`, which must exit 1; what it wrote to stderr."""
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="1 of 1 documents have a broken history"):
+        call_command("memory_verify", "--store", store.slug, stdout=io.StringIO(), stderr=errors)
+    return errors.getvalue()
+
+
+def test_verify_names_a_head_whose_text_was_rewritten_in_sql():
+    store = WorkspaceStoreFactory()
+    document = make_document(store, path="runbooks/restart", content="first")
+    _update_head(document, "second")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memory_app_memorydocument SET content = 'forged', content_sha256 = %s "
+            "WHERE id = %s",
+            [sha256_text("forged"), document.pk],
+        )
+    assert (
+        f"{store.slug}/runbooks/restart: version 2: the head differs from it in "
+        "content, content_sha256"
+    ) in _verify_fails(store)
+
+
+def test_verify_names_a_head_whose_trust_was_raised_in_sql():
+    store = WorkspaceStoreFactory()
+    document = make_document(store, content="first")
+    MemoryDocument.objects.filter(pk=document.pk).update(trust="admin_approved", title="Forged")
+    assert "version 1: the head differs from it in title, trust" in _verify_fails(store)
+
+
+def test_verify_names_a_head_ahead_of_its_history():
+    store = WorkspaceStoreFactory()
+    document = make_document(store, content="first")
+    MemoryDocument.objects.filter(pk=document.pk).update(version=3)
+    assert "version 3: the head is at this version, the history ends at version 1" in (
+        _verify_fails(store)
+    )
+
+
+def test_verify_accepts_a_pin_and_a_constraint_which_record_no_version(reviewer):
+    store = WorkspaceStoreFactory()
+    document = make_document(store, content="first")
+    document_always_inject_set(user=reviewer, document=document, value=True)
+    documents_constrain([document])
+    out = io.StringIO()
+    call_command("memory_verify", "--store", store.slug, stdout=out, stderr=io.StringIO())
+    assert "1 documents verified" in out.getvalue()
+
+
+def test_verify_refuses_a_store_that_does_not_exist():
+    store = WorkspaceStoreFactory()
+    with pytest.raises(CommandError, match=f"No store with the slug nope. Stores: .*{store.slug}"):
+        call_command("memory_verify", "--store", "nope", stdout=io.StringIO())
+
+
+def test_verify_says_how_far_it_got_on_stderr(monkeypatch):
+    store = WorkspaceStoreFactory()
+    make_document(store, path="a", content="first")
+    make_document(store, path="b", content="second")
+    monkeypatch.setattr(memory_verify, "PROGRESS_SECONDS", 0)
+    errors = io.StringIO()
+    call_command("memory_verify", "--store", store.slug, stdout=io.StringIO(), stderr=errors)
+    assert errors.getvalue().splitlines() == [
+        "verified 1 of 2 documents",
+        "verified 2 of 2 documents",
+    ]

@@ -21,13 +21,16 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        for name in ("batch_size", "workers"):
-            if options[name] < 1:
+        for name in ("batch_size", "workers", "limit"):
+            if options[name] is not None and options[name] < 1:
                 raise CommandError(f"--{name.replace('_', '-')} must be at least 1.")
 
         started = time.monotonic()
+        limit = options["limit"]
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, stale: int) -> None:
+            # The service counts every stale document; this run stops at the limit.
+            total = stale if limit is None else min(stale, limit)
             rate = done / max(time.monotonic() - started, 1e-6)
             self.stdout.write(
                 f"embedded {done} of {total} ({rate:.0f} documents/s, "
@@ -36,7 +39,7 @@ class Command(BaseCommand):
 
         done = embeddings_backfill(
             batch_size=options["batch_size"],
-            limit=options["limit"],
+            limit=limit,
             progress=progress,
             workers=options["workers"],
         )

@@ -1,35 +1,88 @@
+import os
 import sys
-from contextlib import nullcontext
+import tempfile
+import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_app.models import MemoryDocument
-from memory_app.services.export import export_lines
+from memory_app.errors import InvalidInput
+from memory_app.services.export import documents_in_stores, export_lines
+
+# How often a long run says how far it got.
+PROGRESS_SECONDS = 5.0
 
 
 class Command(BaseCommand):
     help = (
         "Export memory as JSON Lines: every document with its full version history, "
-        "source refs and review decisions. Writes to stdout unless --output is given."
+        "source refs and review decisions, then an end line counting them. Writes to "
+        "stdout unless --output is given."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--output", "-o", help="File to write (default: stdout).")
+        parser.add_argument(
+            "--output", "-o", help="File to write (default: stdout); replaced once complete."
+        )
         parser.add_argument(
             "--store", action="append", help="Only this store's slug; repeat for several."
         )
 
     def handle(self, *args, **options):
-        documents = MemoryDocument.objects.all()
-        if options["store"]:
-            documents = documents.filter(store__slug__in=options["store"])
-            if not documents.exists():
-                raise CommandError("No documents in those stores.")
-        path = options["output"]
-        target = open(path, "w", encoding="utf-8") if path else nullcontext(sys.stdout)  # noqa: SIM115
-        written = 0
-        with target as out:
-            for line in export_lines(documents):
-                out.write(line + "\n")
-                written += 1
-        self.stderr.write(f"exported {written} lines (header, stores, documents)")
+        try:
+            documents = documents_in_stores(options["store"])
+        except InvalidInput as error:
+            raise CommandError(error.detail) from error
+        total = documents.count()
+        if options["store"] and not total:
+            raise CommandError("No documents in those stores.")
+        report_at = time.monotonic() + PROGRESS_SECONDS
+
+        def progress(done: int) -> None:
+            nonlocal report_at
+            if time.monotonic() >= report_at:
+                self.stderr.write(f"exported {done} of {total} documents")
+                report_at = time.monotonic() + PROGRESS_SECONDS
+
+        lines = export_lines(documents, progress=progress)
+        if options["output"]:
+            written = self._export_to(Path(options["output"]), lines)
+        else:
+            written = _write(sys.stdout, lines)
+        self.stderr.write(f"exported {written} lines (header, stores, documents, end)")
+
+    @staticmethod
+    def _export_to(path: Path, lines) -> int:
+        """Write to a temporary file beside `path`, renamed over it once complete:
+        a run that fails or is interrupted leaves an earlier export as it was."""
+        if path.is_dir():
+            raise CommandError(f"{path} is a directory; name the file to write.")
+        if not path.parent.is_dir():
+            raise CommandError(f"{path.parent} is not a directory; create it first.")
+        partial = None
+        try:
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+            ) as out:
+                partial = Path(out.name)
+                written = _write(out, lines)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(partial, path)
+        except OSError as error:
+            raise CommandError(
+                f"Could not write {path}: {error.strerror or error}. Nothing was replaced."
+            ) from error
+        finally:
+            # Gone once renamed; otherwise what a failure or a signal left.
+            if partial is not None:
+                partial.unlink(missing_ok=True)
+        return written
+
+
+def _write(out, lines) -> int:
+    written = 0
+    for line in lines:
+        out.write(line + "\n")
+        written += 1
+    return written

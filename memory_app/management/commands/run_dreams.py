@@ -17,7 +17,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--kind",
             action="append",
-            choices=sorted(KINDS),
+            # The values: argparse lists the choices by repr (DreamKind.CANARY).
+            choices=sorted(kind.value for kind in KINDS),
             help="A kind to run; repeat for several. Without it, every kind runs.",
         )
 
