@@ -11,7 +11,9 @@ The body is an async iterator: under the ASGI server a waiting stream holds
 no thread and no connection. Once per POLL_SECONDS a process reads the
 outbox's newest id (one query for all its streams); a stream runs its own
 visibility query only when that moved past what it has covered. A stream
-ends after MAX_STREAM_SECONDS; the client reconnects with its cursor.
+ends after MAX_STREAM_SECONDS; the client reconnects with its cursor. It
+also ends, before its next read, once its key is revoked, its session has
+ended or its user is deactivated.
 """
 
 import asyncio
@@ -20,6 +22,7 @@ import time
 from weakref import WeakKeyDictionary
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections, connection
 from django.db.models import Max
@@ -31,7 +34,7 @@ from rest_framework.request import Request
 
 from memory_app.api.events import MAX_ID, PAGE, _int_param, event_json, events_page
 from memory_app.errors import InvalidInput
-from memory_app.models import MemoryEvent
+from memory_app.models import ApiKey, MemoryEvent
 
 POLL_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0
@@ -72,9 +75,30 @@ def _cursor(request: Request) -> int:
     return value
 
 
-def _next_page(request: Request, after: int) -> list[MemoryEvent]:
+def _credentials_hold(request: Request) -> bool:
+    """Whether what opened the stream still admits it: its key unrevoked or
+    its session not ended, and its user active. The user is read again, so
+    a grant or a permission taken away applies to the events that follow."""
+    user = get_user_model().objects.filter(pk=request.user.pk, is_active=True).first()
+    if user is None:
+        return False
+    if isinstance(request.auth, ApiKey):
+        held = ApiKey.objects.filter(pk=request.auth.pk, revoked_at__isnull=True).exists()
+    else:
+        session = request._request.session
+        held = session.session_key is not None and session.exists(session.session_key)
+    if held:
+        request.user = user
+    return held
+
+
+def _next_page(request: Request, after: int) -> list[MemoryEvent] | None:
+    """The events after `after`; None once the credentials no longer hold,
+    which ends the stream (a reconnect is then refused)."""
     close_old_connections()
     try:
+        if not _credentials_hold(request):
+            return None
         return events_page(request, after=after, limit=PAGE)
     finally:
         close_old_connections()
@@ -144,6 +168,8 @@ async def _frames_async(request: Request, first: list[MemoryEvent], after: int, 
             page = []
         else:
             page = await sync_to_async(_next_page, thread_sensitive=False)(request, stream.cursor)
+            if page is None:
+                return
             if newest is not None and len(page) < PAGE:
                 checked = newest
 
@@ -161,6 +187,8 @@ def _frames_sync(request: Request, first: list[MemoryEvent], after: int):
         if len(page) < PAGE:
             time.sleep(POLL_SECONDS)
         page = _next_page(request, stream.cursor)
+        if page is None:
+            return
 
 
 @extend_schema(

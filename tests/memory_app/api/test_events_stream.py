@@ -8,8 +8,9 @@ import time
 import httpx
 import pytest
 from django.db import connection
+from django.utils import timezone
 
-from memory_app.models import Conversation, MemoryEvent
+from memory_app.models import ApiKey, Conversation, MemoryEvent
 from memory_app.services.principals import api_key_issue, principal_upsert
 from tests.factories import UserFactory
 from tests.live_asgi import LiveAsgiServer
@@ -192,8 +193,24 @@ def test_each_poll_of_the_stream_is_a_fixed_number_of_queries(
         event(alice)
     request = Request(APIRequestFactory().get("/api/v1/events/stream", {"conversation": ""}))
     request.user = alice
-    with django_assert_max_num_queries(3):
+    request.auth = api_key_issue(user=alice).key
+    # The user and the key read again (they may have been taken away), then the page.
+    with django_assert_max_num_queries(5):
         assert len(_next_page(request, 0)) == 30
+
+
+def test_a_stream_ends_once_its_key_is_revoked(asgi_server, alice, alice_key):
+    first = event(alice)
+
+    def revoke_then_write() -> None:
+        ApiKey.objects.filter(user=alice).update(revoked_at=timezone.now())
+        event(alice, "memory.after_revocation")
+
+    timer = threading.Timer(0.5, revoke_then_write)
+    timer.start()
+    got = read_events(asgi_server.url, alice_key, 2)
+    timer.join()
+    assert [event_id for event_id, _ in got] == [first.id]
 
 
 def test_open_streams_do_not_hold_a_database_connection_each(asgi_server, alice, alice_key):
