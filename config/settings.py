@@ -164,6 +164,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "memory_app.api.validation.ApiInputMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memory_app.private_answers.PrivateAnswersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -19,6 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memory_app.mcp.server import memory_mcp_server
 from memory_app.observability.context import request_id_from, request_id_var
+from memory_app.private_answers import PRIVATE
 from memory_app.services.principals import api_key_authenticate
 
 logger = logging.getLogger("memory_app.requests")
@@ -35,6 +36,7 @@ def _guarding_headers() -> list[tuple[bytes, bytes]]:
         "x-frame-options": settings.X_FRAME_OPTIONS,
         "referrer-policy": settings.SECURE_REFERRER_POLICY,
         "cross-origin-opener-policy": settings.SECURE_CROSS_ORIGIN_OPENER_POLICY,
+        "cache-control": PRIVATE,
     }
     if settings.SECURE_CONTENT_TYPE_NOSNIFF:
         headers["x-content-type-options"] = "nosniff"

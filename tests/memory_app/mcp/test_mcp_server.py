@@ -186,6 +186,7 @@ def test_answers_carry_the_request_id_and_the_guarding_headers(asgi_server, agen
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    assert "no-store" in response.headers["Cache-Control"]
 
 
 def test_a_tool_call_is_logged_under_the_request_id_its_answer_carries(
