@@ -1,8 +1,13 @@
 """Raw data for superusers. History is read-only here as everywhere."""
 
+import re
+
+from django import forms
 from django.contrib import admin
 
 from memory_app import models
+from memory_app.paths import STORE_SLUG_REGEX
+from memory_app.services.stores import store_for_system
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -47,11 +52,34 @@ class SystemGrantInline(admin.TabularInline):
     extra = 0
 
 
+class SystemForm(forms.ModelForm):
+    class Meta:
+        model = models.System
+        fields = ["slug", "name", "description"]
+
+    def clean_slug(self) -> str:
+        # Its store's slug is `system-<slug>`, held to STORE_SLUG_REGEX by the
+        # database: refused here rather than as an IntegrityError on save.
+        slug = self.cleaned_data["slug"]
+        if not re.match(STORE_SLUG_REGEX, slug):
+            raise forms.ValidationError(
+                "Lowercase letters, digits, '-' and '_', starting with a letter or digit."
+            )
+        return slug
+
+
 @admin.register(models.System)
 class SystemAdmin(admin.ModelAdmin):
+    form = SystemForm
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [SystemGrantInline]
+
+    def save_model(self, request, obj, form, change):
+        """A system has its store from the start, as one made by a grant
+        (principals.system_grant_set): its card is there to open."""
+        super().save_model(request, obj, form, change)
+        store_for_system(system=obj)
 
 
 @admin.register(models.Conversation)

@@ -4,8 +4,9 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import NON_FIELD_ERRORS
-from django.core.validators import ProhibitNullCharactersValidator
+from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from django.utils import timezone
+from django.utils.timezone import localtime
 from pydantic import TypeAdapter, ValidationError
 
 from memory_app.api.schemas import EntitiesIn, SourceRefs, Tags
@@ -13,7 +14,9 @@ from memory_app.api.validation import text_problem
 from memory_app.dreams.kinds import KINDS
 from memory_app.models import DocState, DocType, GrantLevel, ReviewStatus, Scope, Trust
 from memory_app.moments import in_utc
+from memory_app.paths import STORE_SLUG_REGEX
 from memory_app.services.authoring import AuthoredMetadata
+from memory_app.services.events import EVENT_TYPES
 from memory_app.services.promote import DECIDED_HERE
 from memory_app.services.versions import SourceRef
 
@@ -34,6 +37,30 @@ def refuse_control_characters(value: str) -> None:
         raise forms.ValidationError(f"{problem} Only tabs and line breaks may be used.")
 
 
+# Characters that take no room: a name of them alone shows as nothing, and
+# one inside a name looks like another name ("pay\u200bments").
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+_NO_ZERO_WIDTH = str.maketrans("", "", ZERO_WIDTH)
+
+
+def refuse_invisible(value: str) -> None:
+    """A text typed but showing nothing: only zero-width characters and spaces."""
+    if value and not value.translate(_NO_ZERO_WIDTH).strip():
+        raise forms.ValidationError(
+            "This holds only invisible characters (zero-width spaces or joiners): "
+            "type a visible text, or leave it empty."
+        )
+
+
+def refuse_zero_width(value: str) -> None:
+    """A name that would look like another name."""
+    if value != value.translate(_NO_ZERO_WIDTH):
+        raise forms.ValidationError(
+            "Zero-width characters (spaces, joiners, byte-order marks) are not "
+            "allowed here: with one, two names look alike."
+        )
+
+
 class Text(forms.CharField):
     """A CharField that refuses control characters (every text field of the pages)."""
 
@@ -46,6 +73,13 @@ class Text(forms.CharField):
         self.validators = [
             v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)
         ]
+
+
+def valid_part(form: forms.Form) -> dict:
+    """The fields of a filter form that passed: an invalid filter drops out
+    alone (reported by the page), the others still apply."""
+    form.is_valid()
+    return {name: value for name, value in form.cleaned_data.items() if name not in form.errors}
 
 
 class ErrorTextMixin:
@@ -120,8 +154,7 @@ class QueueFilterForm(ErrorTextMixin, forms.Form):
 
     def filters(self) -> dict[str, str]:
         """The valid, non-empty filters; the tab defaults to pending."""
-        self.is_valid()  # an invalid field drops out of cleaned_data; the others still apply
-        chosen = {name: value.strip() for name, value in self.cleaned_data.items() if value}
+        chosen = {name: value.strip() for name, value in valid_part(self).items() if value}
         chosen.setdefault("status", ReviewStatus.PENDING.value)
         return chosen
 
@@ -190,6 +223,18 @@ def content_limit() -> int:
 ENTITY_NAMES = ("namespace", "service", "environment", "resource")
 
 
+def metadata_values(document) -> dict[str, str]:
+    """A memory's metadata as its edit form's inputs show it."""
+    expires = document.expires_at and localtime(document.expires_at)
+    return {
+        "recall_hint": document.recall_hint,
+        "tags": ", ".join(document.tags),
+        **{f"entity_{name}": document.entities.get(name, "") for name in ENTITY_NAMES},
+        "importance": str(document.importance),
+        "expires_at": expires.strftime("%Y-%m-%dT%H:%M") if expires else "",
+    }
+
+
 class MetadataFieldsMixin(forms.Form):
     """The metadata a person sets on a memory, validated by the same rules
     as an agent's memory_remember (the API's input types)."""
@@ -208,7 +253,31 @@ class MetadataFieldsMixin(forms.Form):
     # memory's metadata rather than resetting it.
     metadata_optional = False
 
+    def __init__(self, data=None, *, current=None, **kwargs) -> None:
+        """`current`: the memory an edit form was drawn for. An input sent
+        back as that form showed it (not in `changed_data`) keeps the
+        memory's exact value, which its text cannot carry: a tag holding a
+        comma, an expiry's seconds."""
+        super().__init__(data, **kwargs)
+        self.current = current
+        if current is not None:
+            shown = metadata_values(current)
+            self.initial = {name: self._as_shown(name, shown.get(name, "")) for name in shown}
+
+    def _as_shown(self, name: str, text: str):
+        # Compared with what comes back as its field reads it (a moment, a
+        # number, a stripped text), so that an input left alone is unchanged.
+        try:
+            return self.fields[name].to_python(text)
+        except forms.ValidationError:
+            return text
+
+    def _untouched(self, *names: str) -> bool:
+        return self.current is not None and not set(names) & set(self.changed_data)
+
     def clean_expires_at(self):
+        if self._untouched("expires_at"):
+            return self.current.expires_at  # even one passed since the form was drawn
         value = self.cleaned_data.get("expires_at")
         if value is None:
             return None
@@ -230,18 +299,25 @@ class MetadataFieldsMixin(forms.Form):
         if self.errors or (self.metadata_optional and "metadata" not in self.data):
             return data
         raw_refs = self.data.get("source_refs", "") if self.with_source_refs else None
-        tags = self._validated(
-            "tags",
-            lambda: TypeAdapter(Tags).validate_python(
-                [t.strip() for t in data.get("tags", "").split(",") if t.strip()]
-            ),
-        )
-        entities = self._validated(
-            "entities",
-            lambda: EntitiesIn.model_validate(
-                {name: data.get(f"entity_{name}") or None for name in ENTITY_NAMES}
-            ).model_dump(exclude_none=True),
-        )
+        current = self.current
+        if self._untouched("tags"):
+            tags = list(current.tags)
+        else:
+            tags = self._validated(
+                "tags",
+                lambda: TypeAdapter(Tags).validate_python(
+                    [t.strip() for t in data.get("tags", "").split(",") if t.strip()]
+                ),
+            )
+        if self._untouched(*(f"entity_{name}" for name in ENTITY_NAMES)):
+            entities = dict(current.entities)
+        else:
+            entities = self._validated(
+                "entities",
+                lambda: EntitiesIn.model_validate(
+                    {name: data.get(f"entity_{name}") or None for name in ENTITY_NAMES}
+                ).model_dump(exclude_none=True),
+            )
         refs = (
             None
             if raw_refs is None
@@ -249,11 +325,14 @@ class MetadataFieldsMixin(forms.Form):
         )
         if self.errors:
             return data
+        importance = 5 if data.get("importance") is None else data["importance"]
         data["metadata"] = AuthoredMetadata(
-            recall_hint=data.get("recall_hint", ""),
+            recall_hint=(
+                current.recall_hint if self._untouched("recall_hint") else data["recall_hint"]
+            ),
             tags=tags,
             entities=entities,
-            importance=5 if data.get("importance") is None else data["importance"],
+            importance=current.importance if self._untouched("importance") else importance,
             expires_at=data.get("expires_at"),
             source_refs=refs,
         )
@@ -336,7 +415,9 @@ class MemoryForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
     """A person adding a memory: on a system card, in My memories, or (a
     reviewer) in a workspace store from the browser."""
 
-    title = Text(required=False, max_length=300, help_text=TITLE_HINT)
+    title = Text(
+        required=False, max_length=300, help_text=TITLE_HINT, validators=[refuse_invisible]
+    )
     content = Text(strip=False)
     path = Text(required=False, max_length=200)
     doc_type = forms.ChoiceField(
@@ -363,7 +444,9 @@ class MemoryActionForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
     )
-    title = Text(required=False, max_length=300, help_text=TITLE_HINT)
+    title = Text(
+        required=False, max_length=300, help_text=TITLE_HINT, validators=[refuse_invisible]
+    )
     content = Text(required=False, strip=False)
     confirm = forms.BooleanField(required=False)
     metadata_optional = True
@@ -382,25 +465,8 @@ class UsageFilterForm(ErrorTextMixin, forms.Form):
     )
     run = Text(required=False, max_length=200)
     conversation = Text(required=False, max_length=200)
-
-
-EVENT_TYPES = (
-    "memory.context.loaded",
-    "memory.document.written",
-    "memory.write.blocked",
-    "memory.policy.denied",
-    "memory.promotion.proposed",
-    "memory.promotion.approved",
-    "memory.promotion.rejected",
-    "memory.deletion.requested",
-    "memory.deletion.declined",
-    "memory.document.tombstoned",
-    "memory.document.restored",
-    "memory.document.rolled_back",
-    "memory.document.always_inject",
-    "memory.canary.drift",
-    "memory.exported",
-)
+    # Hit rates over the last so many days (the inbox's figure is over 7).
+    days = forms.IntegerField(required=False, min_value=1, max_value=3660)
 
 
 class EventFilterForm(ErrorTextMixin, forms.Form):
@@ -409,9 +475,17 @@ class EventFilterForm(ErrorTextMixin, forms.Form):
     before = forms.IntegerField(required=False, min_value=1)
 
 
+# The rule the store of a system holds its slug to (memory_app.paths).
+store_slug = RegexValidator(
+    STORE_SLUG_REGEX,
+    "A system is named in lowercase letters, digits, '-' and '_', "
+    "starting with a letter or digit: payments-api.",
+)
+
+
 class GrantForm(ErrorTextMixin, forms.Form):
-    system_slug = forms.SlugField(max_length=100, label="System")
-    team = Text(max_length=150)
+    system_slug = forms.SlugField(max_length=100, label="System", validators=[store_slug])
+    team = Text(max_length=150, validators=[refuse_invisible, refuse_zero_width])
     level = forms.ChoiceField(choices=GrantLevel.choices)
 
 
@@ -430,6 +504,14 @@ class WebhookForm(ErrorTextMixin, forms.Form):
 
     def clean_event_types(self) -> list[str]:
         return [t.strip() for t in self.cleaned_data["event_types"].split(",") if t.strip()]
+
+
+class WebhookStateForm(forms.Form):
+    """The state wanted (`true` or `false`), not a flip: sent twice (a
+    double click, a stale tab), it leaves the webhook as the person last
+    asked. Like a checkbox, no `active` means off."""
+
+    active = forms.BooleanField(required=False)
 
 
 class LoginForm(AuthenticationForm):

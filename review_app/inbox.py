@@ -20,7 +20,9 @@ from memory_app.selectors.review import TARGET_STORE_SELECT
 from review_app.selectors import deletion_requests_for, pending_count_and_oldest
 
 DECISIONS_SHOWN = 8
-HIT_RATE_WINDOW = timedelta(days=7)
+# The inbox's hit rate covers this many days; it links to the usage audit's
+# hit rates over the same days (`?view=documents&days=7`).
+HIT_RATE_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,11 @@ def scanner_blocks_today(user: AbstractBaseUser) -> int:
     )
 
 
-def injected_hit_rate(user: AbstractBaseUser) -> HitRate:
-    """Injected documents marked used by the agent, over the last week."""
+def injected_hit_rate(user: AbstractBaseUser, days: int = HIT_RATE_DAYS) -> HitRate:
+    """Injected documents marked used by the agent, over the last `days`."""
     figures = (
         usages_readable(user)
-        .filter(created_at__gte=timezone.now() - HIT_RATE_WINDOW)
+        .filter(created_at__gte=timezone.now() - timedelta(days=days))
         .aggregate(injected=Count("id"), used=Count("id", filter=Q(hit=True)))
     )
     return HitRate(figures["injected"], figures["used"])

@@ -18,8 +18,8 @@ from memory_app.services.authoring import memory_edit
 from memory_app.services.curate import document_always_inject_set, document_state_set
 from review_app.confirm import confirm_delete
 from review_app.errors import page_errors
-from review_app.forms import MemoryActionForm
-from review_app.memory_forms import MemoryFormView, memory_form, metadata_values, submit
+from review_app.forms import MemoryActionForm, metadata_values
+from review_app.memory_forms import MemoryFormView, memory_form, submit
 
 DONE = {
     "edit": "Saved as a new version.",
@@ -66,7 +66,7 @@ def memory_action(
             check_can_curate(user, document)
         refusal = submit(
             request,
-            MemoryActionForm(request.POST),
+            MemoryActionForm(request.POST, current=document),
             lambda title, content, metadata, **_: memory_edit(
                 user=user, document=document, title=title, content=content, metadata=metadata
             ),

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import HttpRequest
-from django.utils.timezone import localtime
 
 from memory_app.errors import ApplicationError, NotFound, PermissionDenied, WriteBlocked
 from memory_app.models import DocType
 from memory_app.policy import can_author_store
+from memory_app.safety import scan_fields
 from memory_app.safety.normalize import normalize
 from memory_app.safety.registry import family_of
 from memory_app.services.authoring import memory_author
 from review_app.errors import page_errors
-from review_app.forms import TITLE_HINT, MemoryForm, content_limit
+from review_app.forms import ENTITY_NAMES, TITLE_HINT, MemoryForm, content_limit
 
 PREVIEW_CONTEXT = 40
 TITLE_MAX = 300
@@ -141,18 +141,6 @@ def memory_form(
     )
 
 
-def metadata_values(document) -> dict[str, str]:
-    """A memory's metadata as its edit form's inputs show it."""
-    expires = document.expires_at and localtime(document.expires_at)
-    return {
-        "recall_hint": document.recall_hint,
-        "tags": ", ".join(document.tags),
-        **{f"entity_{name}": value for name, value in document.entities.items()},
-        "importance": str(document.importance),
-        "expires_at": expires.strftime("%Y-%m-%dT%H:%M") if expires else "",
-    }
-
-
 def check_may_add(request: HttpRequest, store) -> None:
     """403 before any form error for someone who may not add to `store`."""
     if not can_author_store(request.user, store):
@@ -175,10 +163,11 @@ def add_memory(request: HttpRequest, store) -> tuple[MemoryFormView, int] | None
 
 
 def refusal_from_form(form) -> Refusal:
-    """A bound form that did not validate."""
+    """A bound form that did not validate, credentials taken out of what
+    was typed (see credentials_out)."""
     errors = {name: list(messages) for name, messages in form.errors.items()}
     general = errors.pop("__all__", [])
-    return Refusal(_typed(form.data), errors, general=general)
+    return credentials_out(Refusal(_typed(form.data), errors, general=general))
 
 
 def submit(request: HttpRequest, form, save: Callable[..., object]) -> Refusal | None:
@@ -202,8 +191,57 @@ def submit(request: HttpRequest, form, save: Callable[..., object]) -> Refusal |
         if error.code == "too_large":  # the only size the services check is the content's
             fields = {"content": [error.detail]}
         general = [] if fields else [error.detail]
-        return Refusal(values, dict(fields), general=general, status=error.status)
+        return credentials_out(Refusal(values, dict(fields), general=general, status=error.status))
     return None
+
+
+def credentials_out(refusal: Refusal) -> Refusal:
+    """`refusal` with each credential in what was typed taken out and named
+    under its field, as the scanner's own refusal does, whatever else
+    refused the save: a form refused for a bad path or an importance of
+    "high" never sends back the token typed in its content either."""
+    findings = scan_fields(_scanned(refusal.values), conversation_store=False)
+    hits = [f.as_dict() for f in findings if family_of(f.detector) == "secrets"]
+    if not hits:
+        return refusal
+    masked = _scanner_refusal(refusal.values, hits)
+    errors = dict(refusal.errors)
+    for name, messages in masked.errors.items():
+        errors[name] = [*errors.get(name, ()), *messages]
+    return Refusal(
+        masked.values,
+        errors,
+        previews=masked.previews,
+        general=[*refusal.general, *masked.general],
+        status=refusal.status,
+    )
+
+
+def text_without_credentials(text: str) -> str:
+    """One typed text (a note, a reason) with its credentials taken out,
+    for a page that shows it again."""
+    hits = [
+        f.as_dict()
+        for f in scan_fields({"text": text}, conversation_store=False)
+        if family_of(f.detector) == "secrets"
+    ]
+    return _without_credentials(normalize(text), hits) if hits else text
+
+
+def _scanned(values: dict[str, str]) -> dict[str, str]:
+    """The typed inputs named as a write's fields are scanned
+    (guard.agent_text_fields): list items one by one, so that a finding's
+    span is a position in its item, as `_items_without_credentials` reads it.
+    The inputs that take a number, a moment or a choice are scanned too:
+    refused, they are sent back as typed."""
+    plain = ("title", "content", "path", "recall_hint", "doc_type", "importance", "expires_at")
+    fields = {name: values.get(name, "") for name in plain}
+    tags = _items("tags", values.get("tags", ""))
+    fields |= {f"tags[{index}]": tag for index, tag in enumerate(tags)}
+    fields |= {f"entities.{name}": values.get(f"entity_{name}", "") for name in ENTITY_NAMES}
+    refs = _items("source_refs", values.get("source_refs", ""))
+    fields |= {f"source_refs[{index}].ref": _ref(line)[1] for index, line in enumerate(refs)}
+    return fields
 
 
 def _typed(data) -> dict[str, str]:
@@ -255,8 +293,7 @@ def _items_without_credentials(name: str, text: str, hits: list[dict]) -> str:
     credentials = [h for h in hits if family_of(h["detector"]) == "secrets"]
     if not credentials:
         return text
-    separator = ITEM_INPUTS[name]
-    items = [item.strip() for item in text.split(separator) if item.strip()]
+    items = _items(name, text)
     for index, item in enumerate(items):
         mine = [h for h in credentials if h["field"].startswith(f"{name}[{index}]")]
         if not mine:
@@ -264,9 +301,20 @@ def _items_without_credentials(name: str, text: str, hits: list[dict]) -> str:
         if name == "tags":
             items[index] = _without_credentials(normalize(item), mine)
         else:
-            kind, _, ref = item.partition(" ")
-            items[index] = f"{kind} {_without_credentials(normalize(ref.strip()), mine)}"
+            kind, ref = _ref(item)
+            items[index] = f"{kind} {_without_credentials(normalize(ref), mine)}"
     return (", " if name == "tags" else "\n").join(items)
+
+
+def _items(name: str, text: str) -> list[str]:
+    """The items of a list input as the form parses them: blank ones skipped."""
+    return [item.strip() for item in text.split(ITEM_INPUTS[name]) if item.strip()]
+
+
+def _ref(line: str) -> tuple[str, str]:
+    """A source ref line's kind and ref, split as the form splits it."""
+    kind, *rest = line.split(None, 1)
+    return kind, rest[0].strip() if rest else ""
 
 
 def _kind(detector: str) -> str:

@@ -291,10 +291,12 @@ def pending_count_and_oldest() -> tuple[int, datetime | None]:
     return figures["count"], figures["oldest"]
 
 
-def deletion_requests_for(user):
-    """Open deletion requests this person may decide, oldest first."""
+def deletion_requests_for(user, *, open_only: bool = True):
+    """Open deletion requests this person may decide, oldest first; with
+    `open_only` False, those decided already too."""
+    status = ReviewStatus.PENDING if open_only else None
     return (
-        review_items(action="tombstone", status=ReviewStatus.PENDING)
+        review_items(action="tombstone", status=status)
         .filter(curatable_stores_q(user, prefix="target_store__"))
         .select_related("source_document")
         .distinct()

@@ -45,7 +45,8 @@ urlpatterns = [
     path("teams/grants/<int:grant_id>/remove", views_teams.grant_remove, name="grant-remove"),
     path("teams/<int:team_id>/policy", views_teams.team_policy, name="team-policy"),
     path("webhooks/", views_webhooks.webhooks, name="webhooks"),
-    path("webhooks/<int:webhook_id>/toggle", views_webhooks.webhook_toggle, name="webhook-toggle"),
+    # The wanted state is posted (`active`); the address is kept from when it flipped.
+    path("webhooks/<int:webhook_id>/toggle", views_webhooks.webhook_state, name="webhook-state"),
     path("mine/", views_mine.mine, name="mine"),
     path("mine/add", views_mine.mine_add, name="mine-add"),
     path("mine/<uuid:document_id>/", views_mine.mine_act, name="mine-act"),

@@ -4,14 +4,20 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
 
 from memory_app.access import stores_readable
 from memory_app.models import DocState, Scope
-from review_app.inbox import injected_hit_rate, recent_decisions, scanner_blocks_today, waiting_for
+from review_app.inbox import (
+    HIT_RATE_DAYS,
+    injected_hit_rate,
+    recent_decisions,
+    scanner_blocks_today,
+    waiting_for,
+)
+from review_app.methods import page_view
 
 
-@require_GET
+@page_view
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """The inbox: what waits for the person, their recent decisions, how
@@ -28,6 +34,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "decisions": recent_decisions(user),
         "blocks_today": scanner_blocks_today(user),
         "hit_rate": injected_hit_rate(user),
+        "hit_rate_days": HIT_RATE_DAYS,
         "stores": stores,
     }
     return render(request, "review_app/home.html", context)

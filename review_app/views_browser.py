@@ -5,7 +5,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
 
 from memory_app.models import Scope
 from memory_app.policy import can_author_store
@@ -18,12 +17,12 @@ from review_app.browser import (
     browser_stores,
     path_crumbs,
 )
-from review_app.forms import BrowserFilterForm
+from review_app.forms import BrowserFilterForm, valid_part
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
-from review_app.methods import post_only
+from review_app.methods import page_view, post_only
 
 
-@require_GET
+@page_view
 @login_required
 def browser(request: HttpRequest) -> HttpResponse:
     return _browser_page(request, request.GET)
@@ -35,11 +34,7 @@ def _browser_page(
     """The browser, also as it is drawn again around a refused add."""
     form = BrowserFilterForm(params)
     # An invalid filter is reported and ignored; the rest still apply.
-    filters = {
-        name: value
-        for name, value in (form.cleaned_data if form.is_valid() else _valid_part(form)).items()
-        if value
-    }
+    filters = {name: value for name, value in valid_part(form).items() if value}
     current = browser_store(request.user, filters["store"]) if "store" in filters else None
     documents = browser_documents(request.user, filters)
     prefix = filters.get("prefix", "")
@@ -66,10 +61,6 @@ def _browser_page(
     }
     template = "review_app/browser.html#results" if request.htmx else "review_app/browser.html"
     return render(request, template, context, status=status)
-
-
-def _valid_part(form: BrowserFilterForm) -> dict:
-    return {name: value for name, value in form.cleaned_data.items() if name not in form.errors}
 
 
 @post_only(lambda store_id: f"{reverse('review:browser')}?store={store_id}")

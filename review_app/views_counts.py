@@ -6,9 +6,9 @@ decision's response fires, so it is right at once after a decision.
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
 
 from memory_app.permissions import can_review
+from review_app.methods import page_view
 from review_app.selectors import deletion_requests_for, pending_count
 
 
@@ -17,14 +17,14 @@ def _badge(count: int) -> HttpResponse:
     return HttpResponse(str(count) if count else "")
 
 
-@require_GET
+@page_view
 @login_required
 def queue_count(request: HttpRequest) -> HttpResponse:
     """Pending proposals; nothing for a person who may not review."""
     return _badge(pending_count() if can_review(request.user) else 0)
 
 
-@require_GET
+@page_view
 @login_required
 def deletion_count(request: HttpRequest) -> HttpResponse:
     """Open deletion requests this person may decide."""

@@ -6,7 +6,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
-from django.views.decorators.http import require_GET
 
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
@@ -24,7 +23,8 @@ from review_app.diffs import build_diff
 from review_app.display import diff_view
 from review_app.errors import page_errors
 from review_app.forms import CurateForm, RedactForm
-from review_app.methods import post_only
+from review_app.memory_forms import text_without_credentials
+from review_app.methods import page_view, post_only
 from review_app.provenance import of_document, version_authors
 
 HISTORY_LIMIT = 200
@@ -35,10 +35,15 @@ def _document(request: HttpRequest, document_id):
         return access_document(actor_for(request.user), id=document_id, reviewing=True)
 
 
-@require_GET
+@page_view
 @login_required
 def document_page(request: HttpRequest, document_id) -> HttpResponse:
-    document = _document(request, document_id)
+    return _document_page(request, _document(request, document_id))
+
+
+def _document_page(request: HttpRequest, document, *, refused: dict | None = None) -> HttpResponse:
+    """The page, also as it is drawn again around a refused curate or
+    redact form, with what was typed in it and the error under it (`refused`)."""
     versions = list(document.versions.select_related("author").order_by("-version")[:HISTORY_LIMIT])
     authors = version_authors(versions)
     for version in versions:
@@ -58,15 +63,29 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
         "may_govern": can_govern(request.user, document),
         "may_redact": can_redact(request.user, document),
         "tombstoned": document.state == DocState.TOMBSTONED,
+        "refused": refused or {},
         "active_page": "browser",
     }
-    status = 200
+    status = 400 if refused else 200
     try:
         context.update(_comparison(document, request.GET, listed=versions))
     except ValueError as error:
         context["compare_error"], status = str(error), 400
     template = "review_app/document.html#diff" if request.htmx else "review_app/document.html"
-    return render(request, template, context, status=status)
+    response = render(request, template, context, status=status)
+    if refused and refused.get("redact_text"):
+        # It holds the text being redacted: Back must not show it again.
+        add_never_cache_headers(response)
+    return response
+
+
+def _refused_form(request: HttpRequest, form, typed: str, error_field: str) -> dict:
+    """What a refused curate or redact form shows again: the text typed in
+    `typed`'s field and its error under it; other errors as messages."""
+    for name, errors in form.errors.items():
+        if name != typed:
+            messages.error(request, " ".join(errors))
+    return {error_field: " ".join(form.errors.get(typed, ()))}
 
 
 def _comparison(document, params, listed) -> dict:
@@ -103,8 +122,11 @@ def _version_number(params, name: str, *, default: int, lowest: int) -> int:
     if not raw:
         return max(default, lowest)
     if not (raw.isascii() and raw.isdigit()) or int(raw) < lowest:
+        # Echoed as typed but for what does not print (a NUL, an escape):
+        # each shows as �.
+        shown = "".join(c if c.isprintable() else "\ufffd" for c in raw[:40])
         raise ValueError(
-            f"“{name}” takes a version number ({lowest} or more), not “{raw[:40]}”. "
+            f"“{name}” takes a version number ({lowest} or more), not “{shown}”. "
             "Pick the versions from the lists below."
         )
     return int(raw)
@@ -122,8 +144,10 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
     document = _document(request, document_id)
     form = CurateForm(request.POST)
     if not form.is_valid():
-        messages.error(request, form.error_text())
-        return redirect("review:document", document_id=document.pk)
+        # Drawn again with the reason as typed (a credential taken out): forms never lose work.
+        refused = _refused_form(request, form, "reason", "reason_error")
+        refused["reason"] = text_without_credentials(form.data.get("reason", ""))
+        return _document_page(request, document, refused=refused)
     data = form.cleaned_data
     action, reason = data["action"], data.get("reason", "")
     if action == "tombstone" and not data["confirm"]:
@@ -179,8 +203,11 @@ def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
     back = redirect("review:document", document_id=document.pk)
     form = RedactForm(request.POST)
     if not form.is_valid():
-        messages.error(request, form.error_text())
-        return back
+        # Drawn again with the text as typed (never cached, as the
+        # confirmation is): the text to redact is what may not be lost.
+        refused = _refused_form(request, form, "text", "redact_error")
+        refused["redact_text"] = form.data.get("text", "")
+        return _document_page(request, document, refused=refused)
     text = form.cleaned_data["text"]
     if not form.cleaned_data["confirm"]:
         with page_errors(request):

@@ -13,7 +13,6 @@ from django.db.models import Count, Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
 
 from memory_app.access import dream_jobs_readable
 from memory_app.dreams.kinds import KINDS
@@ -23,7 +22,7 @@ from memory_app.permissions import can_decide_reviews, can_review
 from memory_app.selectors.review import TARGET_STORE_SELECT
 from review_app.errors import require_reviewer
 from review_app.forms import DreamRunForm
-from review_app.methods import post_only
+from review_app.methods import page_view, post_only
 from review_app.pagination import Pager
 
 PAGE_SIZE = 30
@@ -47,7 +46,7 @@ class JobRow:
     results: list[Result]
 
 
-@require_GET
+@page_view
 @login_required
 def dreams(request: HttpRequest) -> HttpResponse:
     may_review = can_review(request.user)

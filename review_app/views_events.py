@@ -5,21 +5,24 @@ of conversations they take part in.
 """
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
 
 from memory_app.access import events_readable
-from review_app.forms import EventFilterForm
+from review_app.forms import EventFilterForm, valid_part
+from review_app.methods import page_view
 
 PAGE_SIZE = 50
 
 
-@require_GET
+@page_view
 @login_required
 def events(request: HttpRequest) -> HttpResponse:
     form = EventFilterForm(request.GET)
-    filters = form.cleaned_data if form.is_valid() else {}
+    # An invalid filter is reported and dropped alone: the poll of a page
+    # with `type=bogus` is still the poll, not the whole page in the table.
+    filters = valid_part(form)
     rows = events_readable(request.user).select_related(
         "principal",
         "conversation",
@@ -29,17 +32,25 @@ def events(request: HttpRequest) -> HttpResponse:
     )
     if filters.get("type"):
         rows = rows.filter(type=filters["type"])
-    if filters.get("after") is not None and request.htmx:
+    if "after" in request.GET and request.htmx:
         # The poll: only what arrived since the newest row on the page. A
         # whole page loaded with `after` (a bookmark, a reload) is the page.
-        new = list(rows.filter(id__gt=filters["after"]).order_by("-id")[:PAGE_SIZE])
-        context = {"rows": new, "newest": new[0].pk if new else filters["after"], "form": form}
+        after = filters.get("after")
+        if after is None:  # unreadable: the poll goes on from the newest event
+            after = rows.aggregate(newest=Max("id"))["newest"] or 0
+        new = list(rows.filter(id__gt=after).order_by("-id")[:PAGE_SIZE])
+        context = {
+            "rows": new,
+            "newest": new[0].pk if new else after,
+            "event_type": filters.get("type", ""),
+        }
         return render(request, "review_app/events.html#poll", context)
     if filters.get("before"):
         rows = rows.filter(id__lt=filters["before"])
     page = list(rows.order_by("-id")[: PAGE_SIZE + 1])
     context = {
         "form": form,
+        "event_type": filters.get("type", ""),
         "rows": page[:PAGE_SIZE],
         "older": page[PAGE_SIZE - 1].pk if len(page) > PAGE_SIZE else None,
         "newest": page[0].pk if page else 0,

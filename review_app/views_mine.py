@@ -7,7 +7,6 @@ from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
 
 from memory_app.access import documents_readable
 from memory_app.models import DocState, MemoryVersion, Scope
@@ -16,7 +15,7 @@ from memory_app.policy import can_curate_store
 from memory_app.services.stores import store_for_user
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
-from review_app.methods import post_only
+from review_app.methods import page_view, post_only
 from review_app.pagination import Pager
 
 PAGE_SIZE = 50
@@ -38,7 +37,7 @@ def my_memories(user):
     )
 
 
-@require_GET
+@page_view
 @login_required
 def mine(request: HttpRequest) -> HttpResponse:
     return _mine_page(request, request.GET.get("page"))

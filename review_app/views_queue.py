@@ -10,7 +10,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
 from django_htmx.http import trigger_client_event
 
 from memory_app.errors import ApplicationError, NotFound
@@ -18,7 +17,7 @@ from memory_app.services.promote import promotion_approve, promotion_defer, prom
 from review_app.display import diff_view
 from review_app.errors import require_reviewer
 from review_app.forms import QUEUE_TABS, BulkDecisionForm, DecisionForm, QueueFilterForm
-from review_app.methods import post_only
+from review_app.methods import page_view, post_only
 from review_app.pagination import Pager
 from review_app.selectors import (
     DECIDED_TABS,
@@ -35,7 +34,7 @@ QUEUE_CHANGED = "queue-changed"
 _PAST = {"approve": "approved", "reject": "rejected", "defer": "deferred"}
 
 
-@require_GET
+@page_view
 @login_required
 def queue(request: HttpRequest) -> HttpResponse:
     require_reviewer(request, "The review queue")
@@ -67,7 +66,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@require_GET
+@page_view
 @login_required
 def proposal(request: HttpRequest, item_id) -> HttpResponse:
     """One proposal's content, rendered and as source. A queue card loads it

@@ -11,14 +11,15 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
 
 from memory_app.access import documents_readable, systems_manageable, systems_readable
-from memory_app.models import DocState, System
+from memory_app.models import LIVE_STATES, System
+from memory_app.permissions import has_memory_permission
 from memory_app.policy import can_curate_store
+from memory_app.services.stores import store_for_system
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
-from review_app.methods import post_only
+from review_app.methods import page_view, post_only
 from review_app.pagination import Pager
 
 PAGE_SIZE = 50
@@ -26,26 +27,37 @@ PAGE_SIZE = 50
 
 def _system(request: HttpRequest, slug: str) -> System:
     system = systems_readable(request.user).select_related("store").filter(slug=slug).first()
-    if system is None or not hasattr(system, "store"):
+    if system is None:
         raise Http404("No such system.")
+    if not hasattr(system, "store"):
+        # Made without one (the admin before it made stores): created on
+        # first use, as a grant creates it, and as a user's store is.
+        system.store = store_for_system(system=system)
     return system
 
 
-@require_GET
+@page_view
 @login_required
 def systems(request: HttpRequest) -> HttpResponse:
     rows = (
         systems_readable(request.user)
         .annotate(
-            memories=Count("store__documents", filter=Q(store__documents__state=DocState.ACTIVE)),
+            # What each card lists under "What agents … are told".
+            memories=Count("store__documents", filter=Q(store__documents__state__in=LIVE_STATES)),
             managed=Exists(systems_manageable(request.user).filter(pk=OuterRef("pk"))),
         )
         .order_by("slug")
     )
-    return render(request, "review_app/systems.html", {"rows": rows, "active_page": "systems"})
+    context = {
+        "rows": rows,
+        # Switched off, "read memory" hides every system: say so, not "no grant".
+        "readable": has_memory_permission(request.user, "read_memory"),
+        "active_page": "systems",
+    }
+    return render(request, "review_app/systems.html", context)
 
 
-@require_GET
+@page_view
 @login_required
 def system_card(request: HttpRequest, slug: str) -> HttpResponse:
     return _card_page(request, _system(request, slug), request.GET.get("page"))
@@ -60,11 +72,11 @@ def _card_page(
     editing: tuple[str, MemoryFormView] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    """The card, also as it is drawn again around a refused save."""
+    """The card, also as it is drawn again around a refused save: what
+    agents are told, the live memory (deleted ones are in the browser)."""
     memories = (
         documents_readable(request.user)
-        .filter(store=system.store)
-        .exclude(state=DocState.SUPERSEDED)
+        .filter(store=system.store, state__in=LIVE_STATES)
         .defer("embedding", "search_vector")
         .order_by("-updated_at", "path")
     )

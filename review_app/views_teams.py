@@ -8,7 +8,6 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET
 
 from memory_app.models import GroupMemoryPolicy, System, SystemGrant
 from memory_app.permissions import can_administer
@@ -18,7 +17,7 @@ from memory_app.services.principals import (
     system_grant_set,
 )
 from review_app.forms import GrantForm, TeamPolicyForm
-from review_app.methods import post_only
+from review_app.methods import page_view, post_only
 
 
 def _require_staff(request: HttpRequest) -> None:
@@ -26,7 +25,7 @@ def _require_staff(request: HttpRequest) -> None:
         raise PermissionDenied("Teams and grants are managed by staff.")
 
 
-@require_GET
+@page_view
 @login_required
 def teams(request: HttpRequest) -> HttpResponse:
     _require_staff(request)

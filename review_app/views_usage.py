@@ -4,11 +4,13 @@ Reviewers see every run; everyone else the runs they made or took part in.
 Document figures only ever cover documents the person may read.
 """
 
+from datetime import timedelta
+
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.utils import timezone
 
 from memory_app.access import (
     STORE_LABEL_COLUMNS,
@@ -17,19 +19,24 @@ from memory_app.access import (
     traces_readable,
 )
 from memory_app.models import DocState, MemoryUsage
-from review_app.forms import UsageFilterForm
+from review_app.forms import UsageFilterForm, valid_part
+from review_app.inbox import HIT_RATE_DAYS, injected_hit_rate
+from review_app.methods import page_view
 from review_app.pagination import Pager
 
 PAGE_SIZE = 50
 VIEWS = ("runs", "documents", "unused")
 
 
-@require_GET
+@page_view
 @login_required
 def usage(request: HttpRequest) -> HttpResponse:
     form = UsageFilterForm(request.GET)
-    filters = form.cleaned_data if form.is_valid() else {}
+    # An invalid filter is reported and dropped alone: the others (the tab
+    # above all) still apply.
+    filters = valid_part(form)
     view = filters.get("view") or "runs"
+    days = filters.get("days")
     if view == "runs":
         rows = traces_readable(request.user).select_related("principal", "conversation")
         if filters.get("run"):
@@ -41,9 +48,15 @@ def usage(request: HttpRequest) -> HttpResponse:
             hits=Count("usages", filter=Q(usages__hit=True), distinct=True),
         ).order_by("-created_at", "-id")
     elif view == "documents":
+        # Filtered first, the counts below join only the injections kept.
+        injected = (
+            Q(usages__created_at__gte=timezone.now() - timedelta(days=days))
+            if days
+            else Q(usages__isnull=False)
+        )
         rows = (
             documents_readable(request.user)
-            .filter(usages__isnull=False)
+            .filter(injected)
             .annotate(
                 injections=Count("usages"),
                 hits=Count("usages", filter=Q(usages__hit=True)),
@@ -61,11 +74,20 @@ def usage(request: HttpRequest) -> HttpResponse:
             .order_by("created_at", "path")
         )
     page = Pager(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    context = {"form": form, "view": view, "page": page, "active_page": "usage"}
+    context = {
+        "form": form,
+        "view": view,
+        "days": days,
+        # The inbox's figure over the same days, so that its link lands on it.
+        "hit_rate": injected_hit_rate(request.user, days) if view == "documents" and days else None,
+        "hit_rate_days": HIT_RATE_DAYS,
+        "page": page,
+        "active_page": "usage",
+    }
     return render(request, "review_app/usage.html", context)
 
 
-@require_GET
+@page_view
 @login_required
 def trace_detail(request: HttpRequest, trace_id: int) -> HttpResponse:
     trace = (

@@ -6,14 +6,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.utils.cache import add_never_cache_headers
 
 from memory_app.errors import InvalidInput
 from memory_app.models import Webhook, WebhookDelivery
 from memory_app.permissions import can_administer
 from memory_app.webhooks.services import webhook_register, webhook_set_active
 from review_app.errors import page_errors
-from review_app.forms import WebhookForm
+from review_app.forms import WebhookForm, WebhookStateForm
+from review_app.methods import allow, post_only
 
 RECENT_DELIVERIES = 50
 # The new secret waits in the (server-side) session for the page the
@@ -37,7 +38,7 @@ def _refuse(form: WebhookForm, refusal: InvalidInput) -> None:
         form.add_error(None, refusal.detail)
 
 
-@require_http_methods(["GET", "POST"])
+@allow("GET", "HEAD", "POST")
 @login_required
 def webhooks(request: HttpRequest) -> HttpResponse:
     """Registering answers with a redirect (POST/redirect/GET), so a refresh
@@ -54,24 +55,42 @@ def webhooks(request: HttpRequest) -> HttpResponse:
                 request.session[JUST_REGISTERED] = registered.secret
                 messages.success(request, "Webhook registered.")
                 return redirect("review:webhooks")
+    # Shown once, to a GET: a HEAD (a link checker) would use up the showing.
+    new_secret = request.session.pop(JUST_REGISTERED, None) if request.method == "GET" else None
     context = {
         "form": form,
-        "new_secret": request.session.pop(JUST_REGISTERED, None),
+        "new_secret": new_secret,
         "rows": Webhook.objects.order_by("-id"),
         "deliveries": WebhookDelivery.objects.select_related("webhook", "event").order_by("-id")[
             :RECENT_DELIVERIES
         ],
         "active_page": "webhooks",
     }
-    return render(request, "review_app/webhooks.html", context, status=400 if form.errors else 200)
+    response = render(
+        request, "review_app/webhooks.html", context, status=400 if form.errors else 200
+    )
+    if new_secret:
+        # Shown once: Back, the history and caches must not show it again.
+        add_never_cache_headers(response)
+    return response
 
 
-@require_POST
+@post_only("review:webhooks")
 @login_required
-def webhook_toggle(request: HttpRequest, webhook_id: int) -> HttpResponse:
+def webhook_state(request: HttpRequest, webhook_id: int) -> HttpResponse:
+    """Switch a webhook on or off: the state wanted is posted, so the same
+    form sent twice (a double click, a stale tab) never switches it back."""
     _require_staff(request)
     webhook = Webhook.objects.filter(pk=webhook_id).first()
     if webhook is None:
         raise Http404("No such webhook.")
-    webhook_set_active(user=request.user, webhook=webhook, active=not webhook.active)
+    form = WebhookStateForm(request.POST)
+    form.is_valid()  # a boolean that is not required always is
+    active = form.cleaned_data["active"]
+    changed = webhook_set_active(user=request.user, webhook=webhook, active=active)
+    state = "on" if active else "off"
+    if changed:
+        messages.success(request, f"Webhook {webhook.url} switched {state}.")
+    else:
+        messages.info(request, f"Webhook {webhook.url} was already {state}; nothing changed.")
     return redirect("review:webhooks")

@@ -5,6 +5,30 @@ from django.contrib.auth.models import AbstractBaseUser
 from memory_app.actors import Actor
 from memory_app.models import Conversation, MemoryDocument, MemoryEvent
 
+# Every type of event the outbox holds (the `event_record` calls): what a
+# webhook may subscribe to, and what the events page filters by. A type
+# recorded anywhere is listed here, or no one can subscribe to it (a test
+# checks).
+EVENT_TYPES = (
+    "memory.context.loaded",
+    "memory.document.written",
+    "memory.write.blocked",
+    "memory.policy.denied",
+    "memory.promotion.proposed",
+    "memory.promotion.approved",
+    "memory.promotion.rejected",
+    "memory.deletion.requested",
+    "memory.deletion.declined",
+    "memory.document.tombstoned",
+    "memory.document.restored",
+    "memory.document.rolled_back",
+    "memory.document.always_inject",
+    "memory.document.redacted",
+    "memory.capture.completed",
+    "memory.canary.drift",
+    "memory.exported",
+)
+
 
 def event_record(
     type: str,  # the event's own field name

@@ -1,5 +1,6 @@
 """Registering webhooks, queueing deliveries from the outbox, and one delivery attempt."""
 
+import difflib
 import ipaddress
 import json
 import re
@@ -16,10 +17,12 @@ from django.db.models import Max
 from memory_app.errors import InvalidInput, PermissionDenied
 from memory_app.models import DeliveryStatus, MemoryEvent, Webhook, WebhookDelivery
 from memory_app.permissions import can_administer
+from memory_app.services.events import EVENT_TYPES
 from memory_app.webhooks.signing import HEADER, signature
 
 ALL_EVENTS = "*"
 _EVENT_TYPE = re.compile(r"^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$")
+PORT_RANGE = "A port is a number from 1 to 65535."
 DISPATCH_BATCH = 500
 TIMEOUT_SECONDS = 5.0
 ERROR_LENGTH = WebhookDelivery._meta.get_field("error").max_length
@@ -98,27 +101,41 @@ def _check_url(url: str) -> str:
     allowed = {"https", "http"} if settings.MEMORY_WEBHOOK_ALLOW_HTTP else {"https"}
     try:
         target = httpx.URL(url)
-    except httpx.InvalidURL:
+    except httpx.InvalidURL as error:
+        if str(error).startswith("Invalid port"):  # "host:80a"
+            message = f"That is not a port. {PORT_RANGE}"
+            raise InvalidInput(message, fields={"url": [message]}) from None
         target = None
-    if (
-        target is None
-        or target.scheme not in allowed
-        or not target.raw_host
-        or not 0 < (target.port or 443) < 65536
-    ):
+    if target is not None and target.port is not None and not 0 < target.port < 65536:
+        message = f"There is no port {target.port}. {PORT_RANGE}"
+        raise InvalidInput(message, fields={"url": [message]})
+    if target is None or target.scheme not in allowed or not target.raw_host:
         raise InvalidInput("The URL must be https://host/...", fields={"url": ["Use https."]})
     _checked_addresses(target.raw_host.decode("ascii"))
     return url
 
 
 def _check_types(event_types: list[str]) -> list[str]:
+    """The patterns, each naming a known type or matching one: a typo
+    (memory.promotion.aproved) would otherwise subscribe to nothing, silently."""
     cleaned = sorted({t.strip() for t in event_types if t.strip()})
     if not cleaned or not all(_EVENT_TYPE.match(t) for t in cleaned):
         raise InvalidInput(
             "Name event types like memory.write.blocked, memory.* or *.",
             fields={"event_types": ["Event types like memory.write.blocked, memory.* or *."]},
         )
+    unknown = [t for t in cleaned if not any(_matches(known, [t]) for known in EVENT_TYPES)]
+    if unknown:
+        messages = [_unknown_type(t) for t in unknown]
+        raise InvalidInput(" ".join(messages), fields={"event_types": messages})
     return cleaned
+
+
+def _unknown_type(pattern: str) -> str:
+    what = "matches no event type" if pattern.endswith(".*") else "is not an event type"
+    close = difflib.get_close_matches(pattern, EVENT_TYPES, n=1)
+    hint = f" Did you mean {close[0]}?" if close else ""
+    return f"{pattern} {what}.{hint}"
 
 
 def webhook_register(*, user: AbstractBaseUser, url: str, event_types: list[str]) -> Registered:
@@ -145,10 +162,12 @@ def webhook_register(*, user: AbstractBaseUser, url: str, event_types: list[str]
     return Registered(webhook, secret)
 
 
-def webhook_set_active(*, user: AbstractBaseUser, webhook: Webhook, active: bool) -> None:
+def webhook_set_active(*, user: AbstractBaseUser, webhook: Webhook, active: bool) -> bool:
+    """Staff only. Switch the webhook on or off; True if that changed its
+    state (the same request twice, a double click, changes it once)."""
     if not can_administer(user):
         raise PermissionDenied("Webhooks are managed by staff.")
-    Webhook.objects.filter(pk=webhook.pk).update(active=active)
+    return Webhook.objects.filter(pk=webhook.pk).exclude(active=active).update(active=active) > 0
 
 
 def _matches(event_type: str, patterns: list[str]) -> bool:

@@ -60,3 +60,15 @@ def test_delete_asks_before_it_deletes(login, live_server, ledger):
     page.get_by_role("button", name="Delete").click()
     page.wait_for_selector("text=Deleted (tombstoned; its history stays).")
     assert MemoryDocument.objects.get(store=ledger, path="runbooks/close").state == "tombstoned"
+
+
+def test_the_delete_question_focuses_cancel_so_enter_keeps_the_memory(login, live_server, ledger):
+    page = login("max", PASSWORD)
+    page.goto(f"{live_server.url}/systems/ledger/")
+    page.locator("article", has_text="Month-end close").get_by_role("button", name="Delete").click()
+    page.wait_for_selector("text=Delete “close”?")
+    focused = page.evaluate("document.activeElement.textContent")
+    assert focused == "Cancel, keep it"
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/systems/ledger/**")
+    assert MemoryDocument.objects.get(store=ledger, path="runbooks/close").state == "active"

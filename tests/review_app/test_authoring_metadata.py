@@ -1,12 +1,16 @@
 """People set metadata when they add or edit memory from the pages, and a
 reviewer adds reviewed memory to a workspace store from the browser."""
 
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+
 import pytest
+from django.utils.timezone import localtime
 
 from memory_app.models import MemoryDocument, MemorySourceRef
 from memory_app.services.principals import system_grant_set
 from memory_app.services.stores import store_for_user, store_workspace_ensure
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -245,3 +249,100 @@ def test_the_browser_add_form_counts_characters(client, reviewer, runbooks):
     html = client.get(f"/browser/?store={runbooks.pk}").content.decode()
     assert '<span data-count-for="id_content">0</span>' in html
     assert "/static/memory/forms.js" in html
+
+
+class _EditForm(HTMLParser):
+    """The fields a browser sends with a memory's edit form (the one
+    holding the metadata block), as the page drew them."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action, self.inside, self.fields, self.found = action, False, {}, {}
+        self.textarea: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.inside = attrs.get("action") == self.action
+            self.fields = {}
+        elif self.inside and tag == "input" and attrs.get("name"):
+            self.fields[attrs["name"]] = attrs.get("value") or ""
+        elif self.inside and tag == "textarea":
+            self.textarea = attrs["name"]
+            self.fields[self.textarea] = ""
+
+    def handle_data(self, data):
+        if self.textarea:
+            self.fields[self.textarea] += data
+
+    def handle_endtag(self, tag):
+        if tag == "textarea":
+            self.textarea = None
+        elif tag == "form" and self.inside:
+            self.inside = False
+            if "metadata" in self.fields:
+                self.found = self.fields
+
+
+def edit_form(html: str, action: str) -> dict[str, str]:
+    parser = _EditForm(action)
+    parser.feed(html)
+    # A browser drops the newline that opens a textarea.
+    return {name: value.removeprefix("\n") for name, value in parser.found.items()}
+
+
+EXACT_EXPIRY = datetime(2031, 1, 2, 3, 4, 5, 678_000, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("where", ["mine", "card"])
+def test_changing_only_the_content_keeps_the_metadata_exactly(client, owner, where):
+    if where == "mine":
+        store, page = store_for_user(user=owner), "/mine/"
+    else:
+        grant = system_grant_set(system_slug="ledger", team="ledger-owners", level="manage")
+        owner.groups.add(grant.team)
+        store, page = grant.system.store, "/systems/ledger/"
+    # As an agent saved it through the API: a tag holding a comma, an expiry
+    # with seconds and milliseconds, neither of which an input can show.
+    document = make_document(
+        store,
+        "prefs/units",
+        "Metric units.",
+        author=owner,
+        tags=["a,b", "units"],
+        expires_at=EXACT_EXPIRY,
+        importance=7,
+        recall_hint="When units come up.",
+        entities={"service": "billing"},
+    )
+    client.force_login(owner)
+    sent = edit_form(client.get(page).content.decode(), f"{page}{document.pk}/")
+    assert sent["tags"] == "a,b, units" and sent["expires_at"]
+    response = client.post(
+        f"{page}{document.pk}/", {**sent, "action": "edit", "content": "Metric units, always."}
+    )
+    assert response.status_code == 302
+    document.refresh_from_db()
+    assert (document.version, document.content) == (2, "Metric units, always.")
+    assert document.tags == ["a,b", "units"]
+    assert document.expires_at == EXACT_EXPIRY
+    assert (document.importance, document.recall_hint) == (7, "When units come up.")
+    assert document.entities == {"service": "billing"}
+
+
+def test_a_metadata_input_the_person_changed_is_read_from_what_they_typed(client, owner):
+    document = make_document(
+        store_for_user(user=owner),
+        "prefs/units",
+        "Metric units.",
+        author=owner,
+        tags=["a,b", "units"],
+        expires_at=EXACT_EXPIRY,
+    )
+    client.force_login(owner)
+    sent = edit_form(client.get("/mine/").content.decode(), f"/mine/{document.pk}/")
+    edit = {**sent, "action": "edit", "tags": "a,b, units, si", "expires_at": "2032-05-06T07:08"}
+    assert client.post(f"/mine/{document.pk}/", edit).status_code == 302
+    document.refresh_from_db()
+    assert document.tags == ["a", "b", "si", "units"]
+    assert localtime(document.expires_at).strftime("%Y-%m-%dT%H:%M:%S") == "2032-05-06T07:08:00"

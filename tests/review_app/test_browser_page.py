@@ -188,3 +188,19 @@ def test_queries_stay_bounded_with_500_documents(client, owner, django_assert_ma
     with django_assert_max_num_queries(13):
         html = page(client, q="kafka memory")
     assert "for “kafka memory”" in html
+
+
+def test_changing_the_scope_swaps_the_store_list_with_the_results(
+    client, owner, shelf, django_assert_max_num_queries
+):
+    mine = store_for_user(user=owner)
+    client.force_login(owner)
+    with django_assert_max_num_queries(11):
+        response = client.get("/browser/", {"scope": "user"}, headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert "<html" not in html
+    stores = html.split('<div id="store-list" hx-swap-oob="true">')[1].split("</div>")[0]
+    assert f'href="?store={mine.pk}"' in stores and f'href="?store={shelf.pk}"' not in stores
+    # The whole page holds the list once, where it belongs, with no swap.
+    full = page(client, scope="user")
+    assert full.count('id="store-list"') == 1 and "hx-swap-oob" not in full

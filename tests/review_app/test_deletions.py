@@ -64,11 +64,12 @@ def test_service_accounts_never_decide(client, owner):
     assert client.post(f"/deletions/{item_id}/decide", {"action": "confirm"}).status_code == 404
 
 
-def test_a_bad_form_is_a_message(client, owner):
+def test_a_bad_form_is_said_on_the_page_again(client, owner):
     _, item_id = request_deletion(owner)
     client.force_login(owner)
-    response = client.post(f"/deletions/{item_id}/decide", {"action": "explode"}, follow=True)
-    assert response.status_code == 200
+    response = client.post(f"/deletions/{item_id}/decide", {"action": "explode"})
+    assert response.status_code == 400
+    assert "Action: Select a valid choice." in response.content.decode()
     assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
 
 
@@ -79,3 +80,60 @@ def test_the_page_is_bounded_in_queries(client, reviewer, django_assert_max_num_
     with django_assert_max_num_queries(10):
         response = client.get("/deletions/")
     assert response.content.decode().count("/decide") == 20
+
+
+def test_a_request_decided_meanwhile_is_said_to_be_no_longer_open(client, owner, reviewer):
+    document, item_id = request_deletion(owner)
+    client.force_login(reviewer)
+    client.post(f"/deletions/{item_id}/decide", {"action": "decline"})
+    # The owner's page was drawn before the reviewer decided.
+    client.force_login(owner)
+    response = client.post(f"/deletions/{item_id}/decide", {"action": "confirm"}, follow=True)
+    assert response.status_code == 200
+    assert "This request is no longer open: decided by someone else, or withdrawn." in (
+        response.content.decode()
+    )
+    document.refresh_from_db()
+    assert document.state == "active"
+    assert DreamReviewItem.objects.get(pk=item_id).status == "rejected"
+
+
+def test_a_decided_request_of_a_store_one_may_not_curate_is_still_404(client, owner, outsider):
+    _, item_id = request_deletion(owner)
+    client.force_login(owner)
+    client.post(f"/deletions/{item_id}/decide", {"action": "decline"})
+    client.force_login(outsider)
+    assert client.post(f"/deletions/{item_id}/decide", {"action": "confirm"}).status_code == 404
+
+
+def test_a_note_over_its_limit_is_shown_again_in_its_row(client, owner, reviewer):
+    document, item_id = request_deletion(owner)
+    _, other_id = request_deletion(UserFactory(username="other"))
+    client.force_login(reviewer)
+    assert f'id="note-{other_id}"' in client.get("/deletions/").content.decode()
+    note = "superseded by <the> runbook " + "x" * 2000
+    response = client.post(
+        f"/deletions/{item_id}/decide", {"action": "confirm", "note": note, "page": "1"}
+    )
+    html = response.content.decode()
+    assert response.status_code == 400
+    kept = note.replace("<", "&lt;").replace(">", "&gt;")
+    assert (
+        f'id="note-{item_id}" name="note" maxlength="2000" placeholder="note" value="{kept}"'
+        in html
+    )
+    assert f'<p class="field-error" id="note-{item_id}-error">Note: ' in html
+    assert f'id="note-{other_id}-error"' not in html
+    document.refresh_from_db()
+    assert document.state == "active"
+    assert DreamReviewItem.objects.get(pk=item_id).status == "pending"
+
+
+def test_a_credential_in_a_refused_note_is_not_sent_back(client, owner):
+    _, item_id = request_deletion(owner)
+    client.force_login(owner)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    note = f"token {token} " + "x" * 2000
+    html = client.post(f"/deletions/{item_id}/decide", {"action": "confirm", "note": note})
+    assert token not in html.content.decode()
+    assert "token [removed secret] xxx" in html.content.decode()

@@ -143,10 +143,10 @@ def test_pinning_a_private_document(client, owner, note):
     assert note.always_inject is True
 
 
-def test_a_bad_curate_form_is_a_message_not_an_error(client, owner, note):
+def test_a_bad_curate_form_is_a_message_on_the_page_again(client, owner, note):
     client.force_login(owner)
-    response = client.post(f"{url(note)}curate", {"action": "rollback"}, follow=True)
-    assert response.status_code == 200
+    response = client.post(f"{url(note)}curate", {"action": "rollback"})
+    assert response.status_code == 400
     assert "Choose the version" in response.content.decode()
 
 
@@ -294,3 +294,48 @@ def test_a_bidirectional_override_typed_in_a_form_is_refused_by_name(client, own
 
     assert "Control character U+202E at position 19." in response.content.decode()
     assert document.versions.get(version=1).content == f"join value {SECRET}"
+
+
+@pytest.mark.parametrize("name", ["from", "to"])
+def test_a_control_character_in_a_version_is_not_echoed(client, owner, note, name):
+    client.force_login(owner)
+    response = client.get(f"{url(note)}?{name}=%00%1b[2J")
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "\x00" not in html and "\x1b" not in html
+    assert f"“{name}” takes a version number" in html and "not “\ufffd\ufffd[2J”" in html
+
+
+def test_a_reason_over_its_limit_is_shown_again_with_the_error(client, owner):
+    document = write_private(owner, "Prefers dark mode.")
+    client.force_login(owner)
+    reason = "stale <b>" + "x" * 2000
+    response = client.post(f"{url(document)}curate", {"action": "pin", "reason": reason})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert f'value="stale &lt;b&gt;{"x" * 2000}"' in html
+    assert '<p class="field-error" id="reason-error"><strong>Reason:</strong>' in html
+    assert "at most 2000 characters" in html
+    document.refresh_from_db()
+    assert (document.version, document.always_inject) == (1, False)
+
+
+def test_a_redaction_text_over_its_limit_is_shown_again_with_the_error(client, owner):
+    document = write_private(owner, "Prefers dark mode.")
+    client.force_login(owner)
+    text = "dark " * 4001
+    response = client.post(f"{url(document)}redact", {"text": text})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert f">\n{text}</textarea>" in html
+    assert '<p class="field-error" id="redact-text-error"><strong>Text:</strong>' in html
+    assert "no-store" in response["Cache-Control"]
+    assert document.versions.get(version=1).content == "Prefers dark mode."
+
+
+def test_the_redaction_question_focuses_cancel(client, owner):
+    document = write_private(owner, f"join value {SECRET}")
+    client.force_login(owner)
+    html = client.post(f"{url(document)}redact", {"text": SECRET}).content.decode()
+    assert f'<a href="{url(document)}" autofocus>Cancel, keep it</a>' in html
+    assert html.count("autofocus") == 1

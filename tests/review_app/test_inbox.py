@@ -204,3 +204,39 @@ def test_pages_name_stores_as_people_say_them(client, owner):
         assert f"<td>{name}</td>" in hit_rates
     assert "in owner (private)" in client.get("/events/").content.decode()
     assert f"user-{owner.pk}" not in browser + hit_rates
+
+
+def test_the_hit_rate_links_to_the_same_figure_over_the_same_days(
+    client, owner, django_assert_max_num_queries
+):
+    store = WorkspaceStoreFactory(slug="ops")
+    used = make_document(store, "runbooks/lag", "Kafka consumer lag: scale the consumer group.")
+    make_document(store, "runbooks/dns", "DNS timeouts: use the node-local cache.")
+    conversation = conversation_open(user=owner, external_id="hits")
+    for run in ("old", "new"):
+        actor = Actor(user=owner, agent=owner, conversation=conversation, run_id=run)
+        memory_context_load(actor=actor, message="kafka consumer lag and dns timeouts")
+        memory_mark_used(actor=actor, ids=[str(used.pk)])
+    # The first run was a month ago: counted all-time, not in the last 7 days.
+    MemoryUsage.objects.filter(trace__run_id="old").update(
+        created_at=timezone.now() - timedelta(days=30)
+    )
+    client.force_login(owner)
+    figure, line = inbox(client)["Hit rate of injected memory"]
+    injected = int(line.split(" of ")[1].split()[0])
+    assert 'href="/usage/?view=documents&amp;days=7"' in client.get("/").content.decode()
+    # The page's queries and the figure's one aggregate.
+    with django_assert_max_num_queries(9):
+        week = client.get("/usage/", {"view": "documents", "days": "7"}).content.decode()
+    assert f"Injections of the last 7 days: {line.split(',')[0]} ({figure})." in week
+    assert injections(week) == injected
+    all_time = client.get("/usage/", {"view": "documents"}).content.decode()
+    assert injections(all_time) == 2 * injected
+
+
+def injections(html: str) -> int:
+    """The hit-rates table's Injected column, summed."""
+    cells = re.findall(
+        r'<td class="num">(\d+)</td>\s*<td class="num">\d+</td>\s*<td class="num">', html
+    )
+    return sum(map(int, cells))

@@ -230,3 +230,73 @@ def test_a_nul_is_refused_once_in_the_words_of_the_other_control_characters(clie
     html = client.post("/systems/ledger/add", form).content.decode()
     assert "Control character U+0000 at position 3." in html
     assert "Null characters are not allowed." not in html
+
+
+AWS_KEY = "AKIAQ3EGRT5ZL7WX4PNM"
+
+
+@pytest.mark.parametrize(
+    ("other", "status", "field"),
+    [
+        ({"path": "Ops/Notes"}, 400, "path"),
+        ({"metadata": "1", "importance": "high"}, 400, "importance"),
+        ({"metadata": "1", "expires_at": "tomorrow"}, 400, "expires_at"),
+        ({"content": "x" * 60}, 400, "content"),
+    ],
+)
+def test_a_form_refused_for_another_field_never_sends_a_typed_secret_back(
+    client, owner, settings, other, status, field
+):
+    settings.MEMORY_MAX_CONTENT_CHARS = 120
+    client.force_login(owner)
+    typed = {"title": "CI keys", "content": f"GitHub {TOKEN} and AWS {AWS_KEY}.", **other}
+    if field == "content":
+        typed["content"] = f"GitHub {TOKEN} and AWS {AWS_KEY}. {'x' * 60}"
+    response = client.post("/mine/add", typed)
+    html = response.content.decode()
+    assert response.status_code == status
+    assert TOKEN not in html and TOKEN[:12] not in html
+    assert AWS_KEY not in html and AWS_KEY[:10] not in html
+    # The other field's error is still said, under its field, and the rest is kept.
+    assert f"{field}-error" in html
+    assert "GitHub [removed secret] and AWS [removed secret]." in html
+    assert "found a github token at characters 8 to 47" in html
+    assert "aws access key id at characters 57 to 76" in html
+    assert not MemoryDocument.objects.filter(store=store_for_user(user=owner)).exists()
+
+
+def test_a_secret_typed_in_a_metadata_input_is_not_sent_back_either(client, owner):
+    client.force_login(owner)
+    typed = {"title": "T", "content": "Fine.", "metadata": "1", "importance": AWS_KEY}
+    html = client.post("/mine/add", typed).content.decode()
+    assert AWS_KEY not in html and 'value="[removed secret]"' in html
+
+
+@pytest.mark.parametrize("title", ["\u200b", "\u200c\u200d", " \u2060 \ufeff "])
+def test_a_title_of_invisible_characters_only_is_refused(client, owner, title):
+    client.force_login(owner)
+    response = client.post("/mine/add", {"title": title, "content": "Prefers dark mode."})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert '<p class="field-error" id="id_title-error"><strong>Title:</strong>' in html
+    assert "only invisible characters" in html
+    assert not MemoryDocument.objects.filter(store=store_for_user(user=owner)).exists()
+
+
+def test_an_edit_to_an_invisible_title_is_refused(client, owner):
+    mine = make_document(store_for_user(user=owner), "prefs/editor", "Prefers vim.", author=owner)
+    client.force_login(owner)
+    edit = {"action": "edit", "title": "\u200b", "content": "Prefers neovim."}
+    response = client.post(f"/mine/{mine.pk}/", edit)
+    assert response.status_code == 400
+    assert "only invisible characters" in response.content.decode()
+    mine.refresh_from_db()
+    assert (mine.version, mine.title) == (1, "editor")
+
+
+def test_the_delete_question_focuses_cancel_not_delete(client, card, manager):
+    _, note = card
+    client.force_login(manager)
+    html = client.post(f"/systems/ledger/{note.pk}/", {"action": "tombstone"}).content.decode()
+    assert '<a href="/systems/ledger/" autofocus>Cancel, keep it</a>' in html
+    assert html.count("autofocus") == 1

@@ -1,7 +1,8 @@
 import pytest
 
+from memory_app.models import MemoryEvent
 from review_app.navigation import PAGES
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -110,3 +111,50 @@ def test_an_htmx_request_after_the_session_ended_sends_the_whole_page_to_login(c
     assert response.content == b""
     plain = client.get("/browser/", {"q": "runbook"})
     assert plain.status_code == 302 and plain["Location"].startswith("/accounts/login/")
+
+
+PAGE_URLS = [
+    "/",
+    "/queue/",
+    "/browser/",
+    "/systems/",
+    "/mine/",
+    "/dreams/",
+    "/usage/",
+    "/events/",
+    "/deletions/",
+    "/queue/count",
+]
+
+
+@pytest.mark.parametrize("url", PAGE_URLS)
+def test_head_answers_a_page_as_get_does_without_the_body(client, reviewer, url):
+    client.force_login(reviewer)
+    got, head = client.get(url), client.head(url)
+    assert got.status_code == head.status_code == 200
+    assert head.content == b"" and head["Content-Type"] == got["Content-Type"]
+
+
+@pytest.mark.parametrize("url", PAGE_URLS)
+def test_a_post_to_a_page_is_answered_by_the_apps_405_page(client, reviewer, url):
+    client.force_login(reviewer)
+    response = client.post(url)
+    html = response.content.decode()
+    assert response.status_code == 405 and response["Allow"] == "GET, HEAD"
+    assert '<h1 id="refusal-heading">Not this way</h1>' in html
+    assert "This address is a page: open it, and send its forms from it." in html
+    assert 'href="/"' in html
+
+
+def test_another_method_on_a_form_action_gets_the_405_page_too(client, owner):
+    client.force_login(owner)
+    response = client.put("/mine/add")
+    assert response.status_code == 405 and response["Allow"] == "POST"
+    assert "This address takes a form sent from its page." in response.content.decode()
+
+
+def test_head_on_the_export_exports_nothing(client, db):
+    client.force_login(UserFactory(username="root", is_superuser=True))
+    response = client.head("/export/memory.jsonl")
+    assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+    assert not MemoryEvent.objects.filter(type="memory.exported").exists()

@@ -4,7 +4,14 @@ on every page, fragment and action, and what each action leaves behind."""
 import pytest
 from django.contrib.auth.models import Group
 
-from memory_app.models import GroupMemoryPolicy, MemoryDocument, MemoryVersion
+from memory_app.models import (
+    GroupMemoryPolicy,
+    MemoryDocument,
+    MemoryStore,
+    MemoryVersion,
+    System,
+    SystemGrant,
+)
 from memory_app.services.principals import system_grant_set
 from memory_app.services.stores import store_for_user
 from tests.factories import UserFactory, make_document
@@ -236,3 +243,72 @@ def test_my_memories_open_on_the_first_page_for_a_page_below_one(client, owner):
     for number in ("0", "-5"):
         assert "Page 1 of 2" in client.get("/mine/", {"page": number}).content.decode()
     assert "Page 2 of 2" in client.get("/mine/", {"page": "7"}).content.decode()
+
+
+def test_the_card_tells_only_live_memory_and_the_list_counts_the_same(client, ledger, cast):
+    store, _ = ledger
+    make_document(store, "facts/deploys", "Deploys go out at 10:00.")
+    gone = make_document(store, "facts/old-owner", "The platform team owns it.")
+    client.force_login(cast["manager"])
+    client.post(f"/systems/ledger/{gone.pk}/", {"action": "tombstone", "confirm": "on"})
+    card = client.get("/systems/ledger/").content.decode()
+    assert card.count('class="item memory"') == 2
+    assert "The platform team owns it." not in card
+    assert f'href="/browser/?store={store.pk}&amp;state=tombstoned"' in card
+    listing = client.get("/systems/").content.decode()
+    assert '<td class="num">2</td>' in listing
+
+
+def test_a_system_made_without_a_store_has_an_empty_card(client, cast):
+    """As the admin made them: a system row and a grant, no store."""
+    system = System.objects.create(slug="billing", name="Billing")
+    SystemGrant.objects.create(
+        system=system, team=Group.objects.get_or_create(name="ledger-readers")[0], level="read"
+    )
+    client.force_login(cast["reader"])
+    assert 'href="/systems/billing/"' in client.get("/systems/").content.decode()
+    response = client.get("/systems/billing/")
+    assert response.status_code == 200
+    assert "No memory about this system yet." in response.content.decode()
+
+
+def test_the_admin_makes_a_system_with_its_store(client, cast):
+    client.force_login(cast["staff"])
+    response = client.post(
+        "/admin/memory_app/system/add/",
+        {
+            "slug": "billing",
+            "name": "Billing",
+            "description": "",
+            "grants-TOTAL_FORMS": "0",
+            "grants-INITIAL_FORMS": "0",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert MemoryStore.objects.filter(system__slug="billing", slug="system-billing").exists()
+
+
+def test_the_admin_refuses_a_slug_the_store_would_refuse(client, cast):
+    client.force_login(cast["staff"])
+    response = client.post(
+        "/admin/memory_app/system/add/",
+        {
+            "slug": "Billing-API",
+            "name": "Billing",
+            "grants-TOTAL_FORMS": "0",
+            "grants-INITIAL_FORMS": "0",
+        },
+    )
+    assert response.status_code == 200
+    assert "Lowercase letters, digits" in response.content.decode()
+    assert not System.objects.exists()
+
+
+def test_read_switched_off_is_said_on_the_systems_page(client, ledger, cast):
+    GroupMemoryPolicy.objects.create(
+        group=Group.objects.get(name="ledger-readers"), can_read_memory=False
+    )
+    client.force_login(cast["reader"])
+    html = client.get("/systems/").content.decode()
+    assert "Your access to memory has been turned off by an administrator." in html
+    assert "None of your teams has a grant" not in html

@@ -1,6 +1,7 @@
 """Usage audit, live events and teams: what each person sees, from the outside."""
 
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
@@ -9,10 +10,13 @@ from memory_app.actors import Actor
 from memory_app.models import ContextTrace, GroupMemoryPolicy, MemoryEvent, SystemGrant
 from memory_app.services.context import memory_context_load, memory_mark_used
 from memory_app.services.conversations import conversation_open
+from memory_app.services.events import EVENT_TYPES
 from memory_app.services.principals import system_grant_set
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
 
 pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -242,3 +246,75 @@ def test_older_events_lead_back_to_the_latest(client, owner):
     last = client.get("/events/", {"before": re.findall(r"before=(\d+)", second)[-1]})
     assert "Latest events" in last.content.decode()
     assert "Older events" not in last.content.decode()
+
+
+def test_a_slug_the_store_would_refuse_is_refused_under_the_field(client, staff):
+    client.force_login(staff)
+    typed = {"system_slug": "Payments-API", "team": "payments", "level": "read"}
+    response = client.post("/teams/grants", typed)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert '<span class="field-error" id="id_system_slug_error"><strong>System:</strong>' in html
+    assert "A system is named in lowercase letters, digits, &#x27;-&#x27; and &#x27;_&#x27;" in html
+    assert 'value="Payments-API"' in html
+    assert not SystemGrant.objects.exists() and not Group.objects.filter(name="payments").exists()
+
+
+@pytest.mark.parametrize("team", ["\u200b", "pay\u200bments", "ops\ufeff"])
+def test_a_team_name_with_zero_width_characters_is_refused(client, staff, team):
+    client.force_login(staff)
+    response = client.post(
+        "/teams/grants", {"system_slug": "ledger", "team": team, "level": "read"}
+    )
+    assert response.status_code == 400
+    assert 'id="id_team_error"' in response.content.decode()
+    assert not Group.objects.exists() and not SystemGrant.objects.exists()
+
+
+def test_the_poll_of_a_page_with_a_bad_type_is_still_the_poll(client, owner, run):
+    client.force_login(owner)
+    page = client.get("/events/", {"type": "bogus"})
+    html = page.content.decode()
+    assert page.status_code == 200 and "That filter was ignored." in html
+    newest = MemoryEvent.objects.order_by("-id").first().pk
+    # The poll the page asks for no longer carries the bad type.
+    assert f'hx-get="/events/?after={newest}"' in html
+    MemoryEvent.objects.create(type="memory.write.blocked", principal=owner)
+    poll = client.get(
+        "/events/", {"after": newest, "type": "bogus"}, headers={"HX-Request": "true"}
+    )
+    body = poll.content.decode()
+    assert poll.status_code == 200 and "<html" not in body
+    assert "memory.write.blocked" in body and 'id="event-poll"' in body
+    # An unreadable `after` is still answered as the poll, going on from now.
+    odd = client.get("/events/", {"after": "x"}, headers={"HX-Request": "true"})
+    newest = MemoryEvent.objects.order_by("-id").first().pk
+    assert "<html" not in odd.content.decode()
+    assert f'hx-get="/events/?after={newest}"' in odd.content.decode()
+
+
+def test_a_bad_run_filter_keeps_the_tab_asked_for(client, owner, run):
+    client.force_login(owner)
+    html = client.get("/usage/", {"view": "unused", "run": "r" * 201}).content.decode()
+    assert 'href="?view=unused" aria-current="page"' in html
+    assert "runbooks/cold" in html and "That filter was ignored." in html
+
+
+def test_every_event_type_recorded_can_be_filtered_by(client, reviewer):
+    """The choices come from EVENT_TYPES; each type a module records is
+    listed there (so webhooks may subscribe to it, and the page filter by it)."""
+    recorded = set()
+    for path in (ROOT / "memory_app").rglob("*.py"):
+        recorded |= set(re.findall(r'"(memory\.[a-z_]+\.[a-z_]+)"', path.read_text()))
+    recorded |= set(
+        re.findall(r'"(memory\.[a-z_]+)"', (ROOT / "review_app/views_export.py").read_text())
+    )
+    assert recorded and recorded <= set(EVENT_TYPES)
+    MemoryEvent.objects.create(type="memory.document.redacted", principal=reviewer)
+    MemoryEvent.objects.create(type="memory.capture.completed", principal=reviewer)
+    client.force_login(reviewer)
+    for kind in ("memory.document.redacted", "memory.capture.completed"):
+        response = client.get("/events/", {"type": kind})
+        html = response.content.decode()
+        assert f'<option value="{kind}" selected>' in html and "That filter" not in html
+        assert rows(html).count("<code>memory.") == 1

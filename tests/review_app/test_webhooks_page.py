@@ -76,3 +76,84 @@ def test_a_visitor_is_sent_to_sign_in(client):
     response = client.post("/webhooks/", FORM)
     assert response.status_code == 302 and "/login" in response["Location"]
     assert not Webhook.objects.exists()
+
+
+def test_switching_posts_the_state_wanted_so_a_second_click_changes_nothing(staff_client):
+    staff_client.post("/webhooks/", FORM)
+    webhook = Webhook.objects.get()
+    page = staff_client.get("/webhooks/").content.decode()
+    assert (
+        '<input type="hidden" name="active" value="false"><button type="submit">Switch off' in page
+    )
+    url = f"/webhooks/{webhook.pk}/toggle"
+    first = staff_client.post(url, {"active": "false"}, follow=True)
+    assert f"Webhook {FORM['url']} switched off." in first.content.decode()
+    # The same form again (a double click, a stale tab) leaves it off.
+    again = staff_client.post(url, {"active": "false"}, follow=True)
+    assert f"Webhook {FORM['url']} was already off; nothing changed." in again.content.decode()
+    webhook.refresh_from_db()
+    assert webhook.active is False
+    on = staff_client.post(url, {"active": "true"}, follow=True)
+    assert f"Webhook {FORM['url']} switched on." in on.content.decode()
+    webhook.refresh_from_db()
+    assert webhook.active is True
+
+
+def test_a_get_of_the_switch_goes_back_to_the_page_and_changes_nothing(staff_client):
+    staff_client.post("/webhooks/", FORM)
+    webhook = Webhook.objects.get()
+    for response in (
+        staff_client.get(f"/webhooks/{webhook.pk}/toggle"),
+        staff_client.head(f"/webhooks/{webhook.pk}/toggle"),
+    ):
+        assert (response.status_code, response["Location"]) == (302, "/webhooks/")
+    webhook.refresh_from_db()
+    assert webhook.active is True
+
+
+def test_the_page_showing_the_secret_is_never_cached(staff_client):
+    staff_client.post("/webhooks/", FORM)
+    shown = staff_client.get("/webhooks/")
+    assert Webhook.objects.get().secret in shown.content.decode()
+    assert "no-store" in shown["Cache-Control"]
+
+
+@pytest.mark.parametrize(
+    ("types", "message"),
+    [
+        (
+            "memory.promotion.aproved",
+            "memory.promotion.aproved is not an event type. "
+            "Did you mean memory.promotion.approved?",
+        ),
+        ("memory.promotoin.*", "memory.promotoin.* matches no event type."),
+        ("billing.*, memory.write.blocked", "billing.* matches no event type."),
+    ],
+)
+def test_an_event_type_no_event_has_is_refused_in_the_form(staff_client, types, message):
+    response = staff_client.post("/webhooks/", {**FORM, "event_types": types})
+    assert response.status_code == 400
+    assert f"Event types: {message}" in response.content.decode()
+    assert not Webhook.objects.exists()
+
+
+@pytest.mark.parametrize("types", ["memory.document.redacted", "memory.promotion.*", "*"])
+def test_known_types_and_patterns_matching_them_are_taken(staff_client, types):
+    assert staff_client.post("/webhooks/", {**FORM, "event_types": types}).status_code == 302
+    assert Webhook.objects.get().event_types == [types]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://hooks.example.com:99999/in", "There is no port 99999."),
+        ("https://hooks.example.com:0/in", "There is no port 0."),
+    ],
+)
+def test_a_port_out_of_range_is_named_as_a_port(staff_client, url, message):
+    response = staff_client.post("/webhooks/", {**FORM, "url": url})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert f"HTTPS URL: {message} A port is a number from 1 to 65535." in html
+    assert "Use https." not in html
+    assert not Webhook.objects.exists()
