@@ -3,7 +3,7 @@
 All or nothing: the import runs in one transaction, and any malformed line
 or history that does not verify (a chain hash that does not recompute, a
 head that is not its last version) aborts it with the line numbers at
-fault. Each line is held to its model in services/export.py, which takes
+fault. Each line is held to its model in services/export_format.py, which takes
 the API's rules for the fields the API takes too, and to the characters
 the API refuses anywhere (api/validation.py). A file of format version 2
 ends with a line counting its stores and documents; without it the file
