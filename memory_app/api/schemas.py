@@ -520,7 +520,36 @@ class ReviewItemListOut(BaseModel):
     next_cursor: str | None
 
 
+class FindingOut(BaseModel):
+    """Where a scanner rule matched, by field and character span; never the
+    matched text."""
+
+    detector: str
+    field: str
+    start: int
+    end: int
+    blocking: bool = True
+
+
 class ErrorOut(BaseModel):
+    """Every error answer; the fields after `detail` come with the errors
+    that name them, so that an agent can act on them."""
+
     error: str
     detail: str
-    fields: dict[str, list[str]] | None = None
+    fields: dict[str, list[str]] | None = Field(
+        None, description="invalid_input: the refused fields, each with its messages."
+    )
+    current_sha256: str | None = Field(
+        None, description="conflict (409): the head's sha256, to read again and retry."
+    )
+    current_version: int | None = Field(None, description="conflict (409): the head's version.")
+    findings: list[FindingOut] | None = Field(
+        None, description="write_blocked (422): each finding, without the matched text."
+    )
+    reason: str | None = Field(
+        None, description="policy_denied (403): which rule refused, e.g. document_not_active."
+    )
+    event: str | None = Field(
+        None, description="The event recorded about the refusal, e.g. memory.policy.denied."
+    )

@@ -5,6 +5,7 @@ import pytest
 from memory_app.api.manifest import tool_definitions
 from memory_app.api.openapi import EXAMPLES
 from memory_app.api.tools import TOOL_VIEWS
+from tests.memory_app.api.conftest import remember_body
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +30,20 @@ def test_every_example_is_valid_input_for_its_tool(schema):
         models[name].model_validate(example)
         body = schema["paths"][f"/api/v1/tools/{name}"]["post"]["requestBody"]
         assert body["content"]["application/json"]["example"] == example
+
+
+def test_the_error_schema_holds_what_an_agent_acts_on(schema, tools):
+    """A stale patch's answer, read by the schema: a client generated from
+    it finds the sha to retry with."""
+    error = schema["components"]["schemas"]["ErrorOut"]["properties"]
+    assert {"current_sha256", "current_version", "findings", "reason", "event"} <= set(error)
+    finding = schema["components"]["schemas"]["FindingOut"]["properties"]
+    assert set(finding) == {"detector", "field", "start", "end", "blocking"}
+    note = tools.ok("memory_remember", remember_body(), status=201)
+    tools.ok("memory_patch", {"id": note["id"], "expected_sha256": note["sha256"], "content": "a"})
+    stale = tools("memory_patch", {"id": note["id"], "expected_sha256": note["sha256"], "tags": []})
+    assert stale.status_code == 409
+    assert set(stale.json()) <= set(error)
 
 
 def test_the_docs_page_forbids_other_hosts(client):
