@@ -146,22 +146,65 @@ class Conversation:
         )
 
     def search(
-        self, query: str, *, limit: int | None = None, stores: list[str] | None = None
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        stores: list[str] | None = None,
+        doc_types: list[str] | None = None,
+        tags: list[str] | None = None,
+        include_drafts: bool | None = None,
+        mode: str | None = None,
     ) -> list[SearchHit]:
-        return self.call("memory_search", query=query, limit=limit, stores=stores)["results"]
+        """`mode`: "hybrid" (the server's default), "text" or "semantic"."""
+        return self.call(
+            "memory_search",
+            query=query,
+            limit=limit,
+            stores=stores,
+            doc_types=doc_types,
+            tags=tags,
+            include_drafts=include_drafts,
+            mode=mode,
+        )["results"]
 
     def read(
-        self, id: str | None = None, *, store: str | None = None, path: str | None = None
+        self,
+        id: str | None = None,
+        *,
+        store: str | None = None,
+        path: str | None = None,
+        version: int | None = None,
     ) -> Document:
-        return self.call("memory_read", id=id, store=store, path=path)
+        return self.call("memory_read", id=id, store=store, path=path, version=version)
 
     def list_documents(
-        self, store: str, *, prefix: str | None = None, cursor: str | None = None
+        self,
+        store: str,
+        *,
+        prefix: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        include_inactive: bool | None = None,
     ) -> dict[str, Any]:
-        return self.call("memory_list", store=store, prefix=prefix, cursor=cursor)
+        return self.call(
+            "memory_list",
+            store=store,
+            prefix=prefix,
+            cursor=cursor,
+            limit=limit,
+            include_inactive=include_inactive,
+        )
 
-    def history(self, id: str) -> list[dict[str, Any]]:
-        return self.call("memory_history", id=id)["versions"]
+    def history(
+        self,
+        id: str | None = None,
+        *,
+        store: str | None = None,
+        path: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        return self.call("memory_history", id=id, store=store, path=path, limit=limit)["versions"]
 
     def remember(
         self, *, title: str, content: str, store: str = "conversation", **fields: Any
@@ -202,6 +245,24 @@ class Conversation:
 
     def delete(self, id: str) -> dict[str, Any]:
         return self.call("memory_delete", id=id)
+
+    def capture(
+        self,
+        transcript: str | None = None,
+        *,
+        messages: list[dict[str, str]] | None = None,
+        run_id: str | None = None,
+        source_refs: list[dict[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        """A run's transcript (text, or `messages` as role/content pairs) made
+        into conversation drafts: `{"kept": [...], "skipped": [...]}`."""
+        return self.call(
+            "memory_capture",
+            transcript=transcript,
+            messages=messages,
+            run_id=run_id,
+            source_refs=source_refs,
+        )
 
 
 def _body(response: httpx.Response) -> dict[str, Any]:

@@ -61,6 +61,25 @@ def test_a_turn_round_trips_with_headers_set_once(memory):
     assert (usage.run_id, usage.hit) == ("run-1", True)
 
 
+def test_every_argument_of_api_md_is_a_keyword(memory):
+    turn = memory.conversation("conv-args", run="run-1")
+    first = turn.remember(**LEARNING)
+    turn.patch(first["id"], expected_sha256=first["sha256"], content="Roll back the configmap.")
+    hits = turn.search("configmap", mode="text", doc_types=["incident"], include_drafts=True)
+    assert [hit["id"] for hit in hits] == [first["id"]]
+    assert turn.search("configmap", tags=["no-such-tag"]) == []
+    assert turn.read(first["id"], version=1)["content"] == LEARNING["content"]
+    listed = turn.list_documents("conversation", limit=1, include_inactive=True)
+    assert [d["id"] for d in listed["documents"]] == [first["id"]]
+    by_path = turn.history(store="conversation", path=first["path"], limit=1)
+    assert [v["version"] for v in by_path] == [2]
+    captured = turn.capture(
+        "### Learnings\n- The payments pool is sized per pod, not per node.\n",
+        run_id="run-1",
+    )
+    assert [kept["title"] for kept in captured["kept"]]
+
+
 def test_errors_raise_typed_exceptions_with_the_api_fields(memory, live_server):
     turn = memory.conversation("conv-lib", run="run-1")
     with pytest.raises(WriteBlocked) as blocked:
