@@ -9,6 +9,7 @@ from agent_memory_client.errors import (
     NotFound,
     PermissionDenied,
     RateLimited,
+    TooLarge,
     WriteBlocked,
 )
 
@@ -22,5 +23,6 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "RateLimited",
+    "TooLarge",
     "WriteBlocked",
 ]

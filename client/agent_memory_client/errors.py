@@ -37,8 +37,8 @@ class Conflict(ApiError):
     """A stale `expected_sha256`: read again and retry."""
 
     @property
-    def current_sha256(self) -> str:
-        return self.body["current_sha256"]
+    def current_sha256(self) -> str | None:
+        return self.body.get("current_sha256")
 
 
 class WriteBlocked(ApiError):
@@ -47,6 +47,10 @@ class WriteBlocked(ApiError):
     @property
     def findings(self) -> list[dict[str, Any]]:
         return self.body.get("findings", [])
+
+
+class TooLarge(ApiError):
+    """`too_large` (413): the body, a content or a transcript is over its limit."""
 
 
 class RateLimited(ApiError):
@@ -61,6 +65,7 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     403: PermissionDenied,
     404: NotFound,
     409: Conflict,
+    413: TooLarge,
     422: WriteBlocked,
 }
 

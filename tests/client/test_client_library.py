@@ -12,6 +12,7 @@ from agent_memory_client import (
     NotAuthenticated,
     NotFound,
     RateLimited,
+    TooLarge,
     WriteBlocked,
 )
 
@@ -94,6 +95,13 @@ def test_errors_raise_typed_exceptions_with_the_api_fields(memory, live_server):
     stranger = MemoryClient(live_server.url, "ama_wrong")
     with pytest.raises(NotAuthenticated):
         stranger.tools()
+
+
+def test_a_transcript_over_the_limit_raises_too_large(memory, settings):
+    settings.MEMORY_CAPTURE_MAX_CHARS = 100
+    with pytest.raises(TooLarge) as refused:
+        memory.conversation("conv-big", run="run-1").capture("x" * 101)
+    assert refused.value.code == "too_large" and refused.value.status == 413
 
 
 def test_update_rereads_and_reapplies_after_a_409(memory):
