@@ -7,6 +7,8 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -45,12 +47,16 @@ class MemoryClient:
         self.base_url = base_url.rstrip("/")
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
+        # A client passed in stays the caller's: the key goes on each request,
+        # not into its headers, and closing this one leaves it open.
+        self._owns_http = http is None
         self._http = http or httpx.Client(timeout=timeout)
-        self._http.headers["Authorization"] = f"Token {api_key}"
+        self._auth = {"Authorization": f"Token {api_key}"}
         self._sleep: Callable[[float], None] = time.sleep
 
     def close(self) -> None:
-        self._http.close()
+        if self._owns_http:
+            self._http.close()
 
     def __enter__(self) -> MemoryClient:
         return self
@@ -72,9 +78,12 @@ class MemoryClient:
         """Any tool by name (also tools newer than this library)."""
         return self._send("POST", f"/api/v1/tools/{tool}", json=arguments, headers=headers)
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> Any:
+    def _send(
+        self, method: str, path: str, headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> Any:
+        headers = {**self._auth, **(headers or {})}
         for attempt in range(self.max_retries + 1):
-            response = self._http.request(method, self.base_url + path, **kwargs)
+            response = self._http.request(method, self.base_url + path, headers=headers, **kwargs)
             if response.status_code < 400:
                 return response.json()
             error = error_for(response.status_code, _body(response), _retry_after(response))
@@ -93,7 +102,7 @@ class MemoryClient:
         last = after
         params = {"conversation": conversation} if conversation else {}
         while True:
-            headers = {"Accept": "text/event-stream", "Last-Event-ID": str(last)}
+            headers = {**self._auth, "Accept": "text/event-stream", "Last-Event-ID": str(last)}
             try:
                 with self._http.stream(
                     "GET",
@@ -274,10 +283,17 @@ def _body(response: httpx.Response) -> dict[str, Any]:
 
 
 def _retry_after(response: httpx.Response) -> float:
+    """Seconds to wait: `Retry-After` as seconds or as an HTTP date (RFC 9110)."""
+    value = response.headers.get("Retry-After", "1")
     try:
-        return max(0.0, float(response.headers.get("Retry-After", "1")))
+        return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
         return 1.0
+    return max(0.0, (moment - datetime.now(UTC)).total_seconds())
 
 
 def _sse_events(lines: Iterator[str]) -> Iterator[Event]:

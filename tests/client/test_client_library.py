@@ -1,6 +1,8 @@
 """The client library (client/) against the live server."""
 
 import importlib.util
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 
 import httpx
@@ -168,6 +170,37 @@ def test_a_429_then_success_returns_the_answer():
     client._sleep = waits.append
     assert client.conversation("c").mark_used(["x"]) == 1
     assert waits == [2.0]
+
+
+def test_a_retry_after_given_as_a_date_is_waited_for():
+    later = datetime.now(UTC) + timedelta(seconds=20)
+    answers = iter(
+        [
+            httpx.Response(
+                429,
+                json={"error": "rate_limited", "detail": "slow"},
+                headers={"Retry-After": format_datetime(later, usegmt=True)},
+            ),
+            httpx.Response(200, json={"updated": 1}),
+        ]
+    )
+    http = httpx.Client(transport=httpx.MockTransport(lambda request: next(answers)))
+    client = MemoryClient("http://memory.test", "ama_x", http=http)
+    waits = []
+    client._sleep = waits.append
+    assert client.conversation("c").mark_used(["x"]) == 1
+    assert 15 <= waits[0] <= 20
+
+
+def test_a_client_passed_in_stays_the_callers(memory, live_server, key):
+    sent = []
+    http = httpx.Client(event_hooks={"request": [sent.append]})
+    with MemoryClient(live_server.url, key, http=http) as client:
+        client.conversation("conv-own", run="run-1").search("anything")
+    assert sent[0].headers["Authorization"] == f"Token {key}"
+    assert "Authorization" not in http.headers
+    assert not http.is_closed
+    http.close()
 
 
 def test_events_follow_the_stream(memory):
