@@ -127,6 +127,15 @@ PAGE_URLS = [
 ]
 
 
+@pytest.mark.parametrize("url", [*PAGE_URLS, "/accounts/login/"])
+def test_no_template_syntax_reaches_a_page(client, reviewer, url):
+    """Django reads `{# #}` on one line only: a longer one is printed."""
+    if url != "/accounts/login/":
+        client.force_login(reviewer)
+    html = client.get(url).content.decode()
+    assert "{#" not in html and "{%" not in html and "#}" not in html
+
+
 @pytest.mark.parametrize("url", PAGE_URLS)
 def test_head_answers_a_page_as_get_does_without_the_body(client, reviewer, url):
     client.force_login(reviewer)
