@@ -9,6 +9,7 @@ from django.utils.cache import add_never_cache_headers
 
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
+from memory_app.errors import InvalidInput
 from memory_app.models import DocState
 from memory_app.policy import can_curate, can_govern, can_redact
 from memory_app.selectors.chain import version_chain_verify
@@ -211,7 +212,12 @@ def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
     text = form.cleaned_data["text"]
     if not form.cleaned_data["confirm"]:
         with page_errors(request):
-            preview = redaction_preview(user=request.user, document=document, text=text)
+            try:
+                preview = redaction_preview(user=request.user, document=document, text=text)
+            except InvalidInput as error:
+                # A text not in the history, say: shown again as typed, to correct.
+                refused = {"redact_error": error.detail, "redact_text": text}
+                return _document_page(request, document, refused=refused)
             context = {
                 "document": document,
                 "preview": preview,

@@ -261,11 +261,14 @@ def test_redaction_needs_the_csrf_token(owner):
     assert SECRET in MemoryDocument.objects.get(pk=document.pk).content
 
 
-def test_redaction_of_absent_text_is_a_message(client, owner):
+def test_redaction_of_absent_text_is_shown_again_to_correct(client, owner):
     document = write_private(owner, "join value from the vault")
     client.force_login(owner)
-    response = client.post(f"{url(document)}redact", {"text": "never written"}, follow=True)
-    assert "does not occur" in response.content.decode()
+    response = client.post(f"{url(document)}redact", {"text": "never written"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert ">\nnever written</textarea>" in html
+    assert "does not occur" in html
     assert MemoryDocument.objects.get(pk=document.pk).version == document.version
 
 
