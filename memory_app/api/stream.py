@@ -92,6 +92,14 @@ def _credentials_hold(request: Request) -> bool:
     return held
 
 
+def _admitted(request: Request) -> bool:
+    close_old_connections()
+    try:
+        return _credentials_hold(request)
+    finally:
+        close_old_connections()
+
+
 def _next_page(request: Request, after: int) -> list[MemoryEvent] | None:
     """The events after `after`; None once the credentials no longer hold,
     which ends the stream (a reconnect is then refused)."""
@@ -154,6 +162,7 @@ async def _frames_async(request: Request, first: list[MemoryEvent], after: int, 
     """Under ASGI: a waiting stream holds no thread. `checked` is the newest
     outbox id this stream's query has already covered."""
     stream, page = _Stream(after), first
+    admitted_at = time.monotonic()
     yield f"retry: {RETRY_MILLISECONDS}\n\n"
     while True:
         for frame in stream.frames(page):
@@ -166,6 +175,12 @@ async def _frames_async(request: Request, first: list[MemoryEvent], after: int, 
             newest = await _newest_shared()
         if newest is not None and newest <= checked:
             page = []
+            # Nothing new to read, which would check the credentials: a
+            # quiet stream checks them as often as it sends a keepalive.
+            if time.monotonic() - admitted_at >= KEEPALIVE_SECONDS:
+                if not await sync_to_async(_admitted, thread_sensitive=False)(request):
+                    return
+                admitted_at = time.monotonic()
         else:
             page = await sync_to_async(_next_page, thread_sensitive=False)(request, stream.cursor)
             if page is None:

@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memory_app.api import stream
 from memory_app.models import ApiKey, Conversation, MemoryEvent
 from memory_app.services.principals import api_key_issue, principal_upsert
 from tests.factories import UserFactory
@@ -197,6 +198,21 @@ def test_each_poll_of_the_stream_is_a_fixed_number_of_queries(
     # The user and the key read again (they may have been taken away), then the page.
     with django_assert_max_num_queries(5):
         assert len(_next_page(request, 0)) == 30
+
+
+def test_a_quiet_stream_ends_once_its_key_is_revoked(asgi_server, alice, alice_key, monkeypatch):
+    monkeypatch.setattr(stream, "KEEPALIVE_SECONDS", 0.5)
+    monkeypatch.setattr(stream, "MAX_STREAM_SECONDS", 10.0)
+    first = event(alice)
+    timer = threading.Timer(
+        0.5, lambda: ApiKey.objects.filter(user=alice).update(revoked_at=timezone.now())
+    )
+    timer.start()
+    started = time.monotonic()
+    got = read_events(asgi_server.url, alice_key, 2)
+    timer.join()
+    assert [event_id for event_id, _ in got] == [first.id]
+    assert time.monotonic() - started < 5  # ended, not waiting out its lifetime
 
 
 def test_a_stream_ends_once_its_key_is_revoked(asgi_server, alice, alice_key):
