@@ -468,7 +468,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "memory_app.observability.logs.RequestIdFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {"()": "memory_app.observability.logs.JsonFormatter"},
     },
     "handlers": {

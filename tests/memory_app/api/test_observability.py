@@ -105,6 +105,20 @@ def test_djangos_own_line_about_a_refused_request_carries_its_id(client, caplog)
     assert json.loads(JsonFormatter().format(record))["request_id"] == response["X-Request-ID"]
 
 
+def test_a_token_sent_in_the_address_stays_out_of_every_log_line(tools, caplog):
+    with caplog.at_level(logging.INFO):
+        response = tools(f"{SECRET}")
+    assert response.status_code == 404
+    lines = []
+    for record in caplog.records:
+        RequestIdFilter().filter(record)
+        lines.append(JsonFormatter().format(record))
+    entries = [json.loads(line) for line in lines]
+    assert "Not Found: /api/v1/tools/…" in [entry["message"] for entry in entries]
+    assert "/api/v1/tools/…" in [entry.get("path") for entry in entries]
+    assert not any(SECRET in line for line in lines)
+
+
 def test_django_lines_are_printed_once(settings):
     assert logging.getLogger("django").handlers == []
 
