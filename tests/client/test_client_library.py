@@ -155,41 +155,34 @@ def test_a_wait_longer_than_allowed_is_not_slept(memory, settings):
     assert waits == []
 
 
-def test_a_429_then_success_returns_the_answer():
-    answers = iter(
-        [
-            httpx.Response(
-                429, json={"error": "rate_limited", "detail": "slow"}, headers={"Retry-After": "2"}
-            ),
-            httpx.Response(200, json={"updated": 1}),
-        ]
-    )
-    http = httpx.Client(transport=httpx.MockTransport(lambda request: next(answers)))
-    client = MemoryClient("http://memory.test", "ama_x", http=http)
-    waits = []
-    client._sleep = waits.append
-    assert client.conversation("c").mark_used(["x"]) == 1
-    assert waits == [2.0]
-
-
-def test_a_retry_after_given_as_a_date_is_waited_for():
-    later = datetime.now(UTC) + timedelta(seconds=20)
+def _waits_before_success(retry_after: str) -> list[float]:
+    """The waits of a mark_used answered 429 with `retry_after`, then 200."""
     answers = iter(
         [
             httpx.Response(
                 429,
                 json={"error": "rate_limited", "detail": "slow"},
-                headers={"Retry-After": format_datetime(later, usegmt=True)},
+                headers={"Retry-After": retry_after},
             ),
             httpx.Response(200, json={"updated": 1}),
         ]
     )
     http = httpx.Client(transport=httpx.MockTransport(lambda request: next(answers)))
     client = MemoryClient("http://memory.test", "ama_x", http=http)
-    waits = []
+    waits: list[float] = []
     client._sleep = waits.append
     assert client.conversation("c").mark_used(["x"]) == 1
-    assert 15 <= waits[0] <= 20
+    return waits
+
+
+def test_a_429_then_success_returns_the_answer():
+    assert _waits_before_success("2") == [2.0]
+
+
+def test_a_retry_after_given_as_a_date_is_waited_for():
+    later = datetime.now(UTC) + timedelta(seconds=20)
+    [wait] = _waits_before_success(format_datetime(later, usegmt=True))
+    assert 15 <= wait <= 20
 
 
 def test_a_client_passed_in_stays_the_callers(memory, live_server, key):
