@@ -200,7 +200,9 @@ def test_changing_the_scope_swaps_the_store_list_with_the_results(
     html = response.content.decode()
     assert "<html" not in html
     stores = html.split('<div id="store-list" hx-swap-oob="true">')[1].split("</div>")[0]
-    assert f'href="?store={mine.pk}"' in stores and f'href="?store={shelf.pk}"' not in stores
+    # Picking a store keeps the scope chosen.
+    assert f'href="?store={mine.pk}&amp;scope=user"' in stores
+    assert f'href="?store={shelf.pk}' not in stores
     # The whole page holds the list once, where it belongs, with no swap.
     full = page(client, scope="user")
     assert full.count('id="store-list"') == 1 and "hx-swap-oob" not in full
