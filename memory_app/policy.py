@@ -72,15 +72,27 @@ def check_store_write(actor: Actor, store: MemoryStore, *, doc_type: str) -> Non
         )
 
 
+def _may_curate(user) -> bool:
+    return (
+        user.is_authenticated
+        and not is_service_account(user)
+        and has_memory_permission(user, "manage_memory")
+    )
+
+
+def curates_every_store(user) -> bool:
+    """Reviewers change documents of every store directly, whatever their
+    teams' grants (can_curate_store)."""
+    return _may_curate(user) and can_review(user)
+
+
 def can_curate_store(user, store: MemoryStore) -> bool:
     """May this person change documents of the store directly (not through a tool)?
 
     Humans only: reviewers anywhere; owners in their user store, participants
     in their conversation, managers in their system's store.
     """
-    if not user.is_authenticated or is_service_account(user):
-        return False
-    if not has_memory_permission(user, "manage_memory"):
+    if not _may_curate(user):
         return False
     if can_review(user):
         return True

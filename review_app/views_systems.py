@@ -15,7 +15,7 @@ from django.urls import reverse
 from memory_app.access import documents_readable, systems_manageable, systems_readable
 from memory_app.models import LIVE_STATES, System
 from memory_app.permissions import has_memory_permission
-from memory_app.policy import can_curate_store
+from memory_app.policy import can_curate_store, curates_every_store
 from memory_app.services.stores import store_for_system
 from review_app.memory_actions import list_url, memory_action, with_edit_forms
 from review_app.memory_forms import MemoryFormView, add_memory, memory_form
@@ -52,6 +52,8 @@ def systems(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         # Switched off, "read memory" hides every system: say so, not "no grant".
         "readable": has_memory_permission(request.user, "read_memory"),
+        # A reviewer's card offers manage actions on every system: the list says so.
+        "manages_all": curates_every_store(request.user),
         "active_page": "systems",
     }
     return render(request, "review_app/systems.html", context)

@@ -87,6 +87,21 @@ def test_the_empty_list_links_teams_for_staff_only(client, cast):
     assert 'Staff grant them under <a href="/teams/">Teams</a>.' in html
 
 
+def test_a_reviewer_reading_a_system_is_listed_as_managing_it_as_the_card_offers(
+    client, ledger, cast
+):
+    """Reviewers change any store's documents; the list says so, as the card
+    does, whatever their team's grant."""
+    reviewer = UserFactory(username="rev-reader", teams=["ledger-readers"], reviewer=True)
+    client.force_login(reviewer)
+    row = client.get("/systems/").content.decode().split("ledger", 1)[1].split("</tr>")[0]
+    assert "<td>manage</td>" in row
+    assert "Add a memory" in client.get("/systems/ledger/").content.decode()
+    client.force_login(cast["reader"])
+    row = client.get("/systems/").content.decode().split("ledger", 1)[1].split("</tr>")[0]
+    assert "<td>read</td>" in row
+
+
 def test_readers_see_no_manage_actions(client, ledger, cast):
     client.force_login(cast["reader"])
     html = client.get("/systems/ledger/").content.decode()
