@@ -94,12 +94,15 @@ def test_a_reviewer_reading_a_system_is_listed_as_managing_it_as_the_card_offers
     does, whatever their team's grant."""
     reviewer = UserFactory(username="rev-reader", teams=["ledger-readers"], reviewer=True)
     client.force_login(reviewer)
-    row = client.get("/systems/").content.decode().split("ledger", 1)[1].split("</tr>")[0]
-    assert "<td>manage</td>" in row
+    assert "<td>manage</td>" in _ledger_row(client)
     assert "Add a memory" in client.get("/systems/ledger/").content.decode()
     client.force_login(cast["reader"])
-    row = client.get("/systems/").content.decode().split("ledger", 1)[1].split("</tr>")[0]
-    assert "<td>read</td>" in row
+    assert "<td>read</td>" in _ledger_row(client)
+
+
+def _ledger_row(client) -> str:
+    """The ledger system's row of the systems list."""
+    return client.get("/systems/").content.decode().split("ledger", 1)[1].split("</tr>")[0]
 
 
 def test_readers_see_no_manage_actions(client, ledger, cast):
@@ -287,33 +290,30 @@ def test_a_system_made_without_a_store_has_an_empty_card(client, cast):
     assert "No memory about this system yet." in response.content.decode()
 
 
-def test_the_admin_makes_a_system_with_its_store(client, cast):
-    client.force_login(cast["staff"])
-    response = client.post(
+def _admin_adds_system(client, slug: str):
+    """The Django admin's add form for a System, with no grant rows."""
+    return client.post(
         "/admin/memory_app/system/add/",
         {
-            "slug": "billing",
+            "slug": slug,
             "name": "Billing",
             "description": "",
             "grants-TOTAL_FORMS": "0",
             "grants-INITIAL_FORMS": "0",
         },
     )
+
+
+def test_the_admin_makes_a_system_with_its_store(client, cast):
+    client.force_login(cast["staff"])
+    response = _admin_adds_system(client, "billing")
     assert response.status_code == 302, response.content.decode()[:2000]
     assert MemoryStore.objects.filter(system__slug="billing", slug="system-billing").exists()
 
 
 def test_the_admin_refuses_a_slug_the_store_would_refuse(client, cast):
     client.force_login(cast["staff"])
-    response = client.post(
-        "/admin/memory_app/system/add/",
-        {
-            "slug": "Billing-API",
-            "name": "Billing",
-            "grants-TOTAL_FORMS": "0",
-            "grants-INITIAL_FORMS": "0",
-        },
-    )
+    response = _admin_adds_system(client, "Billing-API")
     assert response.status_code == 200
     assert "Lowercase letters, digits" in response.content.decode()
     assert not System.objects.exists()
