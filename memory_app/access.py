@@ -39,7 +39,7 @@ from memory_app.permissions import (
     memory_permissions_known,
 )
 from memory_app.selectors.turn import TurnRows, turn_rows
-from memory_app.services.stores import conversation_store_name, store_for_user
+from memory_app.services.stores import conversation_store_name, store_of_user_unsaved
 
 STORE_SELECT = ("store", "store__owner", "store__system", "store__conversation")
 # The columns MemoryStore.label reads, for lists that load documents with .only().
@@ -146,7 +146,7 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
     elif name == "user":
         if not has_memory_permission(user, "read_memory"):
             raise NotFound(f"No store named {named(name)}.")
-        return _turn_store(actor, name) or store_for_user(user=user)
+        return _turn_store(actor, name) or _own_store(user)
     elif store := _turn_store(actor, name):
         return store
     else:
@@ -197,6 +197,13 @@ def _turn_store(actor: Actor, name: str) -> MemoryStore | None:
             if store.scope == Scope.WORKSPACE and store.slug == name
         )
     return next(found, None)
+
+
+def _own_store(user: AbstractBaseUser) -> MemoryStore:
+    """The user's private store; before its first kept write, an unsaved empty
+    one, which a write creates in its own transaction (`store_saved`)."""
+    store = MemoryStore.objects.filter(scope=Scope.USER, owner=user).first()
+    return store or store_of_user_unsaved(user=user)
 
 
 def _not_yet_created_store(external_id: str) -> MemoryStore:

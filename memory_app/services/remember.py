@@ -34,6 +34,7 @@ from memory_app.services.guard import (
     scan_record,
 )
 from memory_app.services.heads import Head, head_at, head_locked_by_id
+from memory_app.services.stores import store_saved
 from memory_app.services.titles import title_from_content
 from memory_app.services.versions import SourceRef
 
@@ -145,6 +146,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     ):
         check_write_quota(actor)
         vector = embedding.result() if embedding is not None else None
+        store = store_saved(store)
         result = _write(actor, store, path, data, Embedded(embedded, vector), version_kwargs, found)
         if result.document.embedding is None:
             _embed_later(result.document)

@@ -18,10 +18,26 @@ def _get_or_create(lookup: dict, defaults: dict) -> MemoryStore:
 
 def store_for_user(*, user: AbstractBaseUser) -> MemoryStore:
     """The user's private store, created on first use."""
-    return _get_or_create(
-        {"owner": user, "scope": Scope.USER},
-        {"slug": f"user-{user.pk}", "name": f"{user.get_username()}'s memories"},
-    )
+    return _get_or_create({"owner": user, "scope": Scope.USER}, _user_store_fields(user))
+
+
+def store_of_user_unsaved(*, user: AbstractBaseUser) -> MemoryStore:
+    """The user's private store as it will be once created, unsaved and with
+    an id no row has: what a read or a write sees before the first write that
+    keeps something, so that neither leaves a store behind (`store_saved`)."""
+    return MemoryStore(pk=0, owner=user, scope=Scope.USER, **_user_store_fields(user))
+
+
+def store_saved(store: MemoryStore) -> MemoryStore:
+    """`store`, created now when it is an unsaved user store; called inside
+    the write's transaction, so a write that fails leaves no store."""
+    if store._state.adding and store.scope == Scope.USER:
+        return store_for_user(user=store.owner)
+    return store
+
+
+def _user_store_fields(user: AbstractBaseUser) -> dict:
+    return {"slug": f"user-{user.pk}", "name": f"{user.get_username()}'s memories"}
 
 
 def store_for_system(*, system: System) -> MemoryStore:
