@@ -7,9 +7,12 @@ with one changed figure is exactly the case this is for. Each such pair becomes 
 review item: approving lets the draft replace the reviewed text at its
 path (a new version, history kept); rejecting keeps the reviewed document.
 A heuristic, so it only proposes: nothing is overwritten without a person.
-Both documents are `constrained` while the item is open; a pair a reviewer
-decided is not asked about again unless one side changed since, nor is a
-draft against the document a reviewer promoted it into or refused to.
+The draft is `constrained` while the item is open; the reviewed document
+stays as it is, trusted, since any agent can write a draft and unreviewed
+text must not be a way to pull reviewed memory out of the trusted context.
+A pair a reviewer decided is not asked about again unless one side changed
+since, nor is a draft against the document a reviewer promoted it into or
+refused to.
 """
 
 from django.db import transaction
@@ -90,7 +93,7 @@ def _examine(job: DreamJob, draft: MemoryDocument) -> str | None:
     created = propose(
         job,
         draft,
-        constrain=[draft, reviewed],
+        constrain=[draft],
         action=ReviewAction.SUPERSEDE,
         target_store=reviewed.store,
         target_path=reviewed.path,

@@ -178,21 +178,18 @@ def test_a_rejected_merge_is_not_proposed_again_until_a_member_changes(dns_store
     assert run("compact").stats["proposed"] == 1
 
 
-def test_a_reviewed_document_under_dispute_is_injected_only_as_an_untrusted_candidate(
-    owner, contradiction
-):
+def test_a_contradicting_draft_does_not_pull_reviewed_memory_out_of_trust(owner, contradiction):
+    """Any agent can write a draft: a dispute it raises holds the draft for
+    review, while the reviewed document stays in the trusted block."""
     reviewed, draft = contradiction
     actor = Actor(user=owner, agent=owner)
-    before = memory_context_load(actor=actor, message="payments connection pool size").built
-    assert [e.block for e in before.entries if e.document.pk == reviewed.pk] == ["trusted"]
     run("contradictions")
-    assert states(reviewed, draft) == ["constrained", "constrained"]
+    assert states(reviewed, draft) == ["active", "constrained"]
     during = memory_context_load(actor=actor, message="payments connection pool size").built
     [entry] = [e for e in during.entries if e.document.pk == reviewed.pk]
-    assert entry.block == "untrusted"
-    trusted, _, untrusted = during.text.partition("<untrusted_memory_candidates>")
-    assert "pool size is 20" not in trusted
-    assert 'state="constrained"' in untrusted and "pool size is 20" in untrusted
+    assert entry.block == "trusted"
+    trusted, _, _ = during.text.partition("<untrusted_memory_candidates>")
+    assert "pool size is 20" in trusted
 
 
 def test_a_decided_contradiction_is_not_asked_again_unless_one_side_changes(
