@@ -232,9 +232,14 @@ def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
         return back
     with page_errors(request):
         result = document_redact(user=request.user, document=document, text=text)
+        linked = (
+            f" It was redacted from {len(result.also)} linked document(s) too."
+            if result.also
+            else ""
+        )
         messages.success(
             request,
             f"Redacted {result.occurrences} occurrence(s) in version(s) "
-            f"{', '.join(map(str, result.versions))}.",
+            f"{', '.join(map(str, result.versions))}.{linked}",
         )
     return back

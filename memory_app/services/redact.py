@@ -6,6 +6,10 @@ head (and so its search vector and a recomputed embedding), the review
 items and events about the document, becomes MARKER. The chain is re-signed
 with the app's key and a `redact` version records who did it and where,
 never the text, so `memory_verify` passes and still shows the redaction.
+
+A text that slipped into shared memory came through a promotion or a merge,
+so its draft holds it too: the redaction follows that lineage (`lineage`)
+to every document the redactor may redact that holds the text.
 """
 
 from dataclasses import dataclass
@@ -22,8 +26,9 @@ from memory_app.models import (
     MemoryEvent,
     MemorySourceRef,
     MemoryVersion,
+    ReviewAction,
 )
-from memory_app.policy import check_can_redact
+from memory_app.policy import can_redact, check_can_redact
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.chain import chain_resign, history_rewrite
 from memory_app.services.documents import embedding_for, head_update
@@ -35,11 +40,17 @@ _HEAD_TEXT = ("title", "recall_hint", "content", "tags", "entities")
 _ITEM_TEXT = ("proposed_title", "proposed_content", "rationale", "decision_note")
 
 
+LINEAGE_LIMIT = 100
+_LINEAGE_ACTIONS = (ReviewAction.PROMOTE, ReviewAction.SUPERSEDE, ReviewAction.MERGE)
+
+
 @dataclass(frozen=True)
 class RedactionResult:
     document: MemoryDocument
     versions: list[int]
     occurrences: int
+    # Documents of the lineage that held the text too, redacted with it.
+    also: tuple[MemoryDocument, ...] = ()
 
 
 def redaction_span(
@@ -103,43 +114,105 @@ def redaction_preview(
     far more than they meant). Same permission and errors as `document_redact`."""
     check_can_redact(user, document)
     _check_text(text)
-    versions: set[int] = set()
-    occurrences = 0
-    for row in document.versions.order_by("version"):
-        if changed := _scrubbed(row, _VERSION_TEXT, text):
-            occurrences += _occurrences(row, tuple(changed), text)
-            versions.add(row.version)
-    refs = MemorySourceRef.objects.filter(version__document=document, ref__contains=text)
-    for ref in refs.select_related("version"):
-        occurrences += ref.ref.count(text)
-        versions.add(ref.version.version)
+    versions, occurrences = _history_count(document, text)
     if not versions:
         raise _absent()
-    return RedactionResult(document, sorted(versions), occurrences)
+    also = tuple(d for d in _redactable_lineage(user, document) if _history_count(d, text)[0])
+    return RedactionResult(document, versions, occurrences, also)
+
+
+def _history_count(document: MemoryDocument, text: str) -> tuple[list[int], int]:
+    """Which versions of the document hold `text`, and how often."""
+    return _history_hits(document, text, rewrite=False)
+
+
+def lineage(document: MemoryDocument) -> list[MemoryDocument]:
+    """The documents `document`'s text came from or went into, transitively:
+    the drafts of the approved promotions, contradictions and merges that
+    wrote it, the members of those merges, and what it was itself approved
+    into. At most LINEAGE_LIMIT, nearest first; `document` not included."""
+    seen = {document.pk}
+    found: list[MemoryDocument] = []
+    frontier = [document.pk]
+    while frontier and len(found) < LINEAGE_LIMIT:
+        linked = set(_linked_ids(frontier)) - seen
+        seen |= linked
+        rows = MemoryDocument.objects.filter(pk__in=linked).select_related("store").order_by("pk")
+        found.extend(rows[: LINEAGE_LIMIT - len(found)])
+        frontier = list(linked)
+    return found
+
+
+def _linked_ids(ids: list) -> list:
+    """Documents one approved decision away from any of `ids`, either way."""
+    approved = DreamReviewItem.objects.filter(
+        action__in=_LINEAGE_ACTIONS, result_version__isnull=False
+    )
+    into = approved.filter(result_version__document__in=ids)
+    from_ = approved.filter(
+        Q(source_version__document__in=ids)
+        | Q(action=ReviewAction.MERGE, related_documents__in=ids)
+    )
+    members = DreamReviewItem.related_documents.through.objects.filter(
+        dreamreviewitem__in=into.filter(action=ReviewAction.MERGE)
+    )
+    heads = MemoryDocument.objects.filter(pk__in=ids, promoted_from__isnull=False)
+    return [
+        *into.values_list("source_version__document", flat=True),
+        *members.values_list("memorydocument", flat=True),
+        *from_.values_list("result_version__document", flat=True),
+        *heads.values_list("promoted_from__document", flat=True),
+        *MemoryDocument.objects.filter(promoted_from__document__in=ids).values_list(
+            "pk", flat=True
+        ),
+    ]
+
+
+def _redactable_lineage(user: AbstractBaseUser, document: MemoryDocument) -> list:
+    return [linked for linked in lineage(document) if can_redact(user, linked)]
 
 
 @transaction.atomic
 def document_redact(
     *, user: AbstractBaseUser, document: MemoryDocument, text: str
 ) -> RedactionResult:
-    """Replace `text` with MARKER everywhere the document's history keeps it.
+    """Replace `text` with MARKER everywhere the document's history keeps it,
+    and in each document of its lineage the user may redact that holds it.
 
     Permission: `can_redact` (else PermissionDenied). InvalidInput when the
-    text is blank, absent from the history, or the history does not verify
+    text is blank, absent from the history, or a history does not verify
     (re-signing it would hide a tampering). Emits `memory.document.redacted`
-    with the versions and counts, never the text.
+    for each document rewritten, with the versions and counts, never the text.
     """
     check_can_redact(user, document)
     _check_text(text)
+    versions, occurrences = _redact_one(user, document, text)
+    if not versions:
+        raise _absent()
+    also = tuple(
+        linked
+        for linked in _redactable_lineage(user, document)
+        if _redact_one(user, linked, text)[0]
+    )
+    locked = MemoryDocument.objects.select_related("store").get(pk=document.pk)
+    return RedactionResult(locked, versions, occurrences, also)
+
+
+def _redact_one(
+    user: AbstractBaseUser, document: MemoryDocument, text: str
+) -> tuple[list[int], int]:
+    """Redact `text` from one document's history and head; nothing when it
+    holds none. Its versions and occurrences."""
     locked = MemoryDocument.objects.select_for_update().select_related("store").get(pk=document.pk)
     if not (status := version_chain_verify(locked)).intact:
         raise InvalidInput(
-            f"The history is broken at version {status.broken_at} ({status.problem}); "
-            "it is not re-signed. Restore it from a backup first."
+            f"The history of {locked.store.label}/{locked.path} is broken at version "
+            f"{status.broken_at} ({status.problem}); it is not re-signed. "
+            "Restore it from a backup first."
         )
     versions, occurrences = _history_scrub(locked, text)
     if not versions:
-        raise _absent()
+        return [], 0
     chain_resign(locked)
     _related_scrub(locked, text)
     fields = {name: _scrub(getattr(locked, name), text) for name in _HEAD_TEXT}
@@ -167,24 +240,30 @@ def document_redact(
             "new_version": locked.version,
         },
     )
-    return RedactionResult(locked, versions, occurrences)
+    return versions, occurrences
 
 
 def _history_scrub(document: MemoryDocument, text: str) -> tuple[list[int], int]:
     """Rewrite the versions and source refs holding `text`; which versions, how often."""
+    with history_rewrite():
+        return _history_hits(document, text, rewrite=True)
+
+
+def _history_hits(document: MemoryDocument, text: str, *, rewrite: bool) -> tuple[list[int], int]:
     versions: set[int] = set()
     occurrences = 0
-    with history_rewrite():
-        for row in document.versions.order_by("version"):
-            if changed := _scrubbed(row, _VERSION_TEXT, text):
-                occurrences += _occurrences(row, tuple(changed), text)
+    for row in document.versions.order_by("version"):
+        if changed := _scrubbed(row, _VERSION_TEXT, text):
+            occurrences += _occurrences(row, tuple(changed), text)
+            if rewrite:
                 MemoryVersion.objects.filter(pk=row.pk).update(**changed)
-                versions.add(row.version)
-        refs = MemorySourceRef.objects.filter(version__document=document, ref__contains=text)
-        for ref in refs.select_related("version"):
-            occurrences += ref.ref.count(text)
+            versions.add(row.version)
+    refs = MemorySourceRef.objects.filter(version__document=document, ref__contains=text)
+    for ref in refs.select_related("version"):
+        occurrences += ref.ref.count(text)
+        if rewrite:
             MemorySourceRef.objects.filter(pk=ref.pk).update(ref=_scrub(ref.ref, text))
-            versions.add(ref.version.version)
+        versions.add(ref.version.version)
     return sorted(versions), occurrences
 
 

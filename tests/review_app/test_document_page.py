@@ -5,7 +5,9 @@ import pytest
 from memory_app.actors import Actor
 from memory_app.models import MemoryDocument, MemoryEvent
 from memory_app.services.conversations import conversation_open
+from memory_app.services.promote import memory_propose_promotion, promotion_approve
 from memory_app.services.remember import RememberInput, memory_remember
+from memory_app.services.stores import store_workspace_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -342,3 +344,24 @@ def test_the_redaction_question_focuses_cancel(client, owner):
     html = client.post(f"{url(document)}redact", {"text": SECRET}).content.decode()
     assert f'<a href="{url(document)}" autofocus>Cancel, keep it</a>' in html
     assert html.count("autofocus") == 1
+
+
+def test_redacting_a_promoted_document_names_and_redacts_its_draft(client, owner, reviewer):
+    store_workspace_ensure(slug="workspace_runbooks", name="Runbooks")
+    conversation = conversation_open(user=owner, external_id="leaky")
+    actor = Actor(user=owner, agent=owner, conversation=conversation)
+    draft = memory_remember(
+        actor=actor,
+        data=RememberInput(store="conversation", path="notes/join", content=f"join {SECRET}"),
+    ).document
+    proposal = memory_propose_promotion(
+        actor=actor, document=draft, target_store="workspace_runbooks", rationale="Seen."
+    )
+    shared = promotion_approve(user=reviewer, item_id=proposal.item.pk)
+    client.force_login(reviewer)
+    asked = client.post(f"{url(shared)}redact", {"text": SECRET}).content.decode()
+    assert "conversation leaky/notes/join" in asked
+    response = client.post(f"{url(shared)}redact", {"text": SECRET, "confirm": "on"}, follow=True)
+    assert "redacted from 1 linked document(s) too" in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.content == "join [redacted]"

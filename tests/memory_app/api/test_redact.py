@@ -1,6 +1,7 @@
 """Redaction removes a secret from a document's whole history, chain intact."""
 
 import io
+import uuid
 from dataclasses import replace
 
 import numpy as np
@@ -17,7 +18,8 @@ from memory_app.services.delete import memory_delete_request
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.export import export_lines
 from memory_app.services.principals import api_key_issue
-from memory_app.services.redact import MARKER
+from memory_app.services.promote import promotion_approve
+from memory_app.services.redact import MARKER, redaction_preview
 from memory_app.services.stores import store_for_user
 from memory_app.services.versions import SourceRef
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
@@ -234,3 +236,43 @@ def test_a_reviewer_redacts_a_draft_a_review_item_names(reviewer, tools):
     assert SECRET not in MemoryDocument.objects.get(pk=draft["id"]).content
     unnamed = MemoryDocument.objects.get(pk=kept["id"])
     assert _redact(reviewer, unnamed, {"text": SECRET}).status_code == 404
+
+
+def _promoted(caller, reviewer, store: str, content: str) -> tuple[str, MemoryDocument]:
+    """A draft written in `store`, proposed into the runbooks and approved:
+    the draft's id and the shared document."""
+    WorkspaceStoreFactory(slug="workspace_runbooks")
+    draft = caller.ok(
+        "memory_remember",
+        {"store": store, "path": "notes/join", "content": content, "doc_type": "user_preference"}
+        if store == "user"
+        else {"store": store, "path": "notes/join", "content": content},
+        status=201,
+    )
+    proposal = caller.ok(
+        "memory_propose_promotion",
+        {"id": draft["id"], "target_store": "workspace_runbooks", "rationale": "Seen twice."},
+        status=202,
+    )
+    shared = promotion_approve(user=reviewer, item_id=proposal["review_item_id"])
+    return draft["id"], shared
+
+
+def test_redacting_a_promoted_document_redacts_its_draft_too(reviewer, tools):
+    draft_id, shared = _promoted(tools, reviewer, "conversation", f"join with {SECRET}")
+    preview = redaction_preview(user=reviewer, document=shared, text=SECRET)
+    assert [d.pk for d in preview.also] == [uuid.UUID(draft_id)]
+    assert _redact(reviewer, shared, {"text": SECRET}).status_code == 200
+    assert _tables_holding(SECRET) == []
+    draft = tools.ok("memory_read", {"id": draft_id})
+    assert draft["content"] == f"join with {MARKER}"
+    found = tools.ok("memory_search", {"query": SECRET, "mode": "text"})["results"]
+    assert found == []
+
+
+def test_an_owner_redacts_only_their_own_side_of_the_lineage(owner, reviewer, caller_for):
+    draft_id, shared = _promoted(caller_for(owner), reviewer, "user", f"pinned editor build {SECRET}")
+    draft = MemoryDocument.objects.get(pk=draft_id)
+    assert _redact(owner, draft, {"text": SECRET}).status_code == 200
+    assert SECRET not in MemoryDocument.objects.get(pk=draft_id).content
+    assert SECRET in MemoryDocument.objects.get(pk=shared.pk).content
