@@ -36,7 +36,11 @@ def memory_context_load(
     """
     if not settings.MEMORY_ENABLED:
         return ContextResult(BuiltContext("", 0, []), None, None, disabled=True)
-    budget = token_budget or settings.MEMORY_CONTEXT_TOKEN_BUDGET
+    # The setting is the operator's ceiling (API.md: "max tokens of memory
+    # per turn"); an agent may ask for less, never more.
+    budget = min(
+        token_budget or settings.MEMORY_CONTEXT_TOKEN_BUDGET, settings.MEMORY_CONTEXT_TOKEN_BUDGET
+    )
     built = build_context(actor=actor, message=message, max_docs=max_docs, token_budget=budget)
     payload = {
         "tokens": built.tokens,

@@ -108,6 +108,19 @@ def test_the_token_budget_is_never_exceeded(tools, runbooks, budget):
     assert count_tokens(body["context"]) == body["tokens"]
 
 
+def test_an_agent_cannot_ask_for_more_than_the_configured_budget(tools, runbooks, settings):
+    settings.MEMORY_CONTEXT_TOKEN_BUDGET = 400
+    for n in range(12):
+        make_document(
+            runbooks,
+            path=f"kafka/{n}",
+            content=KAFKA * 6 + f" variant {n}",
+            trust=Trust.ADMIN_APPROVED,
+        )
+    body = tools.ok("memory_context", {"message": MESSAGE, "token_budget": 20_000, "max_docs": 20})
+    assert 0 < body["tokens"] <= 400
+
+
 def test_a_document_that_only_partly_fits_is_cut_at_a_word(tools, runbooks, settings):
     settings.MEMORY_ALWAYS_INJECT_CAP = 0
     make_document(
