@@ -322,7 +322,8 @@ class ApproveIn(Input):
 
 
 class RejectIn(Input):
-    note: str = Field(min_length=1, max_length=2000)
+    # Stripped first, as the queue's form does: a note of spaces says nothing.
+    note: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 
 
 class AlwaysInjectIn(Input):

@@ -133,6 +133,15 @@ def test_rejecting_keeps_the_draft_and_records_the_note(reviewer, proposal, draf
     assert not MemoryDocument.objects.filter(store__slug="workspace_runbooks").exists()
 
 
+@pytest.mark.parametrize("note", ["", "   ", "\n\t"])
+def test_a_rejection_needs_a_note_that_says_something(reviewer, proposal, note):
+    url = f"/api/v1/promotions/{proposal['review_item_id']}"
+    response = _client(reviewer).post(f"{url}/reject", {"note": note}, format="json")
+    assert response.status_code == 400
+    assert "note" in response.json()["fields"]
+    assert DreamReviewItem.objects.get(pk=proposal["review_item_id"]).status == "pending"
+
+
 def test_a_decided_item_cannot_be_decided_again(reviewer, proposal):
     client = _client(reviewer)
     url = f"/api/v1/promotions/{proposal['review_item_id']}"
