@@ -3,12 +3,19 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from memory_app.actors import actor_for
 from memory_app.errors import NotFound
 from memory_app.models import ChangeKind, DocState, MemoryDocument
 from memory_app.policy import check_can_curate, check_can_govern
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.events import event_record
-from memory_app.services.guard import scan_note
+from memory_app.services.guard import (
+    agent_text_fields,
+    recording_refusals,
+    scan_for_store,
+    scan_note,
+    scan_record,
+)
 
 _RESTORED_FIELDS = ("doc_type", "tags", "entities", "importance")
 
@@ -46,21 +53,37 @@ def document_rollback(
     link in the chain with its actor and reason. Emits
     `memory.document.rolled_back`; a version whose text is the current one
     changes nothing and records nothing (the head's version stays). The
-    reason is scanned first (422, recorded): it is kept in the history.
+    reason, then the text brought back, are scanned first under the store's
+    rules (422, recorded): an old version may hold what today's scanner
+    refuses, and a rollback must not be the way around it.
     """
+    check_can_curate(user, document)
     scan_note(user, reason, tool="document_rollback", store=document.store, field="reason")
-    return _rolled_back(user=user, document=document, version=version, reason=reason)
+    old = document.versions.filter(version=version).first()
+    if old is None:
+        raise NotFound(f"The document has no version {version}.")
+    with recording_refusals(actor_for(user), tool="document_rollback", store=document.store.slug):
+        findings = scan_for_store(
+            agent_text_fields(
+                title=old.title,
+                recall_hint=old.recall_hint,
+                content=old.content,
+                tags=old.metadata.get("tags", ()),
+                entities=old.metadata.get("entities"),
+            ),
+            document.store,
+        )
+    return _rolled_back(
+        user=user, document=document, version=version, reason=reason, findings=findings
+    )
 
 
 @transaction.atomic
 def _rolled_back(
-    *, user: AbstractBaseUser, document: MemoryDocument, version: int, reason: str
+    *, user: AbstractBaseUser, document: MemoryDocument, version: int, reason: str, findings
 ) -> MemoryDocument:
-    check_can_curate(user, document)
     locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
-    old = locked.versions.filter(version=version).first()
-    if old is None:
-        raise NotFound(f"The document has no version {version}.")
+    old = locked.versions.get(version=version)
     fields = {"title": old.title, "recall_hint": old.recall_hint, "content": old.content}
     fields |= {k: old.metadata[k] for k in _RESTORED_FIELDS if k in old.metadata}
     changed = head_update(
@@ -70,6 +93,7 @@ def _rolled_back(
         fields=fields,
         embedding=embedding_for(old.title, old.recall_hint, old.content),
         reason=reason or f"rollback to version {version}",
+        **scan_record(findings),
     )
     if not changed:
         return locked
