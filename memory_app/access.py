@@ -7,15 +7,18 @@ leak.
 """
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput, NotFound, named
 from memory_app.models import (
+    LIVE_STATES,
     ContextTrace,
     Conversation,
     DreamJob,
@@ -106,6 +109,23 @@ def stores_readable(user: AbstractBaseUser) -> QuerySet[MemoryStore]:
 def documents_readable(user: AbstractBaseUser) -> QuerySet[MemoryDocument]:
     """Every document the user may read, in any state."""
     return MemoryDocument.objects.filter(store_read_q(user, prefix="store__"))
+
+
+def unexpired_q(prefix: str = "") -> Q:
+    """The predicate "not past its expiry", for documents or related rows.
+
+    The expiry job tombstones an expired document only on its next run
+    (every 15 minutes); until then every read treats it as gone, as search
+    and context do.
+    """
+    return Q(**{f"{prefix}expires_at__isnull": True}) | Q(
+        **{f"{prefix}expires_at__gt": timezone.now()}
+    )
+
+
+def live_q(prefix: str = "") -> Q:
+    """The predicate "live": in a live state (LIVE_STATES) and not expired."""
+    return Q(**{f"{prefix}state__in": LIVE_STATES}) & unexpired_q(prefix)
 
 
 def documents_reviewable(user: AbstractBaseUser) -> QuerySet[MemoryDocument]:
@@ -337,11 +357,39 @@ def events_readable(user: AbstractBaseUser, *, on_behalf: bool = False) -> Query
     the review right, acting as themselves. Everyone else, and anyone acting
     on a reviewer's behalf, sees their own events and their conversations':
     the review right is a person's (`policy.check_can_review`) and does not
-    pass with the act-on-behalf header."""
+    pass with the act-on-behalf header.
+
+    Nothing for a user whose groups revoke "read memory": events name
+    documents, their paths and stores, as reads do."""
+    if not has_memory_permission(user, "read_memory"):
+        return MemoryEvent.objects.none()
     events = MemoryEvent.objects.all()
     if not on_behalf and can_decide_reviews(user):
         return events
     return events.filter(_own_or_shared_conversation_q(user))
+
+
+def event_documents_readable(
+    user: AbstractBaseUser, events: Iterable[MemoryEvent]
+) -> dict[uuid.UUID, MemoryDocument]:
+    """The documents these events name that the user may open now, by id,
+    with their stores, in one query.
+
+    An event stays readable after the access that let its viewer see its
+    document is gone (a team left, a grant revoked), but the document's
+    head does not: its title and store are the document's now, not the
+    event's, and only those who may open the document's page may see them.
+    """
+    ids = {event.document_id for event in events if event.document_id}
+    if not ids:
+        return {}
+    documents = (
+        documents_reviewable(user)
+        .filter(pk__in=ids)
+        .select_related(*STORE_SELECT)
+        .only("id", "title", *STORE_LABEL_COLUMNS)
+    )
+    return {document.pk: document for document in documents}
 
 
 def usages_readable(user: AbstractBaseUser) -> QuerySet[MemoryUsage]:

@@ -7,12 +7,22 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page
-from django.db.models import CharField, Count, F, Func, Q, QuerySet, Value
+from django.db.models import (
+    BooleanField,
+    CharField,
+    Count,
+    ExpressionWrapper,
+    F,
+    Func,
+    Q,
+    QuerySet,
+    Value,
+)
 from django.db.models.functions import Substr
 from django.http import Http404
 
-from memory_app.access import documents_readable, stores_readable
-from memory_app.models import DocState, MemoryDocument, MemoryStore
+from memory_app.access import documents_readable, stores_readable, unexpired_q
+from memory_app.models import LIVE_STATES, DocState, MemoryDocument, MemoryStore
 from memory_app.selectors.search import OVERFETCH, Scored, hybrid_candidates, rerank
 from review_app.links import link_each
 from review_app.pagination import Pager
@@ -31,16 +41,18 @@ class Folder:
 
 
 def browser_stores(user: AbstractBaseUser, scope: str = "") -> list[MemoryStore]:
-    """Readable stores with their active document counts, scope by scope.
+    """Readable stores with their active document counts, scope by scope
+    (an expired document is no longer counted as active).
 
     Capped: someone in thousands of conversations narrows by scope instead.
     """
     stores = stores_readable(user).select_related("owner", "system", "conversation")
     if scope:
         stores = stores.filter(scope=scope)
-    stores = stores.annotate(
-        active=Count("documents", filter=Q(documents__state=DocState.ACTIVE))
-    ).order_by("-created_at")[:STORE_LIMIT]
+    active = Q(documents__state=DocState.ACTIVE) & unexpired_q("documents__")
+    stores = stores.annotate(active=Count("documents", filter=active)).order_by("-created_at")[
+        :STORE_LIMIT
+    ]
     return sorted(stores, key=lambda s: (SCOPE_ORDER.get(s.scope, 9), s.slug))
 
 
@@ -58,7 +70,11 @@ def browser_store(user: AbstractBaseUser, store_id: int) -> MemoryStore:
 
 
 def browser_documents(user: AbstractBaseUser, filters: dict) -> QuerySet[MemoryDocument]:
-    """Readable documents narrowed by the browser's filters (all optional)."""
+    """Readable documents narrowed by the browser's filters (all optional).
+
+    A live state (active, constrained) holds no expired document: the API's
+    lists and search leave those out before the expiry job tombstones them.
+    """
     documents = documents_readable(user)
     if filters.get("store"):
         documents = documents.filter(store_id=filters["store"])
@@ -69,14 +85,24 @@ def browser_documents(user: AbstractBaseUser, filters: dict) -> QuerySet[MemoryD
     for field in ("trust", "state", "doc_type"):
         if filters.get(field):
             documents = documents.filter(**{field: filters[field]})
+    if filters.get("state") in LIVE_STATES:
+        documents = documents.filter(unexpired_q())
     if filters.get("tag"):
         documents = documents.filter(tags__contains=[filters["tag"]])
     return documents
 
 
+def _expired() -> Q:
+    """Past its expiry in a live state: shown as expired, not as active, until
+    the expiry job tombstones it."""
+    return Q(state__in=LIVE_STATES) & ~unexpired_q()
+
+
 def browser_listing(documents: QuerySet[MemoryDocument]) -> QuerySet[MemoryDocument]:
+    """The documents in listing order, each marked `expired` (`_expired`)."""
     return (
-        documents.select_related("store__owner", "store__system", "store__conversation")
+        documents.annotate(expired=ExpressionWrapper(_expired(), output_field=BooleanField()))
+        .select_related("store__owner", "store__system", "store__conversation")
         .defer("content", "recall_hint", "embedding", "search_vector", "entities")
         .order_by("store__slug", "path")
     )
@@ -110,7 +136,8 @@ def browser_folders(documents: QuerySet[MemoryDocument], prefix: str) -> list[Fo
 def browser_search(
     user: AbstractBaseUser, documents: QuerySet[MemoryDocument], query: str
 ) -> list[Scored]:
-    """The best matches among the filtered documents, ranked as memory_search ranks."""
+    """The best matches among the filtered documents, ranked as memory_search
+    ranks, each marked `expired` as the listing marks it (`_expired`)."""
     scope = {
         store.pk: store
         for store in stores_readable(user).select_related("owner", "system", "conversation")
@@ -119,7 +146,16 @@ def browser_search(
         documents, query, scope=scope, k=SEARCH_LIMIT * OVERFETCH // 2, mode="hybrid"
     )
     hits = rerank(candidates, query, "hybrid")[:SEARCH_LIMIT]
-    link_each([hit.document for hit in hits], "review:document")
+    found = [hit.document for hit in hits]
+    link_each(found, "review:document")
+    if found:
+        expired = set(
+            documents.filter(_expired(), pk__in=[document.pk for document in found]).values_list(
+                "pk", flat=True
+            )
+        )
+        for document in found:
+            document.expired = document.pk in expired
     return hits
 
 

@@ -6,8 +6,9 @@ from datetime import datetime
 from django.db.models import Count, F, Min, Q
 from pgvector.django import CosineDistance
 
-from memory_app.access import store_ref
+from memory_app.access import store_ref, unexpired_q
 from memory_app.models import (
+    DocState,
     DreamReviewItem,
     MemoryDocument,
     MemoryStore,
@@ -182,12 +183,16 @@ def similar_memory(item_ids: list) -> dict[object, list[MemoryDocument]]:
     """For each promotion, the related documents at least SIMILAR_MIN similar
     to its draft (cosine, by pgvector), most similar first, each with a
     `similarity`. The draft itself and the document at the target path (the
-    diff shows that one) are never listed."""
+    diff shows that one) are never listed, nor is one no longer active and
+    unexpired, as the proposal chose them (`similar_in`): deleted or expired
+    since, it is not "already in" the store."""
     if not item_ids:
         return {}
     links = (
         DreamReviewItem.related_documents.through.objects.filter(
+            unexpired_q("memorydocument__"),
             dreamreviewitem_id__in=item_ids,
+            memorydocument__state=DocState.ACTIVE,
             # Vectors of two models do not compare.
             memorydocument__embedding_model=F("dreamreviewitem__source_document__embedding_model"),
         )

@@ -7,13 +7,13 @@ manage grant through a team) add, edit, pin and delete.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from memory_app.access import documents_readable, systems_manageable, systems_readable
-from memory_app.models import LIVE_STATES, System
+from memory_app.access import documents_readable, live_q, systems_manageable, systems_readable
+from memory_app.models import System
 from memory_app.permissions import has_memory_permission
 from memory_app.policy import can_curate_store, curates_every_store
 from memory_app.services.stores import store_for_system
@@ -43,7 +43,7 @@ def systems(request: HttpRequest) -> HttpResponse:
         systems_readable(request.user)
         .annotate(
             # What each card lists under "What agents … are told".
-            memories=Count("store__documents", filter=Q(store__documents__state__in=LIVE_STATES)),
+            memories=Count("store__documents", filter=live_q("store__documents__")),
             managed=Exists(systems_manageable(request.user).filter(pk=OuterRef("pk"))),
         )
         .order_by("slug")
@@ -75,10 +75,11 @@ def _card_page(
     status: int = 200,
 ) -> HttpResponse:
     """The card, also as it is drawn again around a refused save: what
-    agents are told, the live memory (deleted ones are in the browser)."""
+    agents are told, the live memory (deleted and expired ones are in the
+    browser)."""
     memories = (
         documents_readable(request.user)
-        .filter(store=system.store, state__in=LIVE_STATES)
+        .filter(live_q(), store=system.store)
         .defer("embedding", "search_vector")
         .order_by("-updated_at", "path")
     )
