@@ -24,6 +24,7 @@ from memory_app.models import (
     MemoryStore,
     MemoryVersion,
     Scope,
+    Trust,
 )
 from memory_app.permissions import (
     can_decide_reviews,
@@ -192,6 +193,19 @@ def check_document_writable(state: str) -> None:
         raise PolicyDenied(
             f"The document is {state}; write a new document instead.",
             reason="document_not_active",
+        )
+
+
+def check_agent_may_overwrite(document: MemoryDocument) -> None:
+    """An agent's write replaces only unreviewed text (DESIGN §9): reviewed
+    memory at the path changes through a proposal a person decides, never by
+    an overwrite that would also turn it into a draft."""
+    if document.trust != Trust.AGENT_DRAFT:
+        raise PolicyDenied(
+            "Reviewed or person-written memory is at this path, and an agent's write "
+            "may not replace it. Write to another path; to change shared memory, call "
+            "memory_propose_promotion with this store and path as the target.",
+            reason="document_reviewed",
         )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from django.db import connection
 
 from memory_app.embeddings import get_backend, vector_literal
-from memory_app.models import DocState, MemoryStore
+from memory_app.models import DocState, MemoryStore, Trust
 from memory_app.selectors.candidates import TABLE
 
 COSINE_MIN = 0.92
@@ -33,7 +33,11 @@ def token_overlap(a: str, b: str) -> float:
 
 
 def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | None) -> int | None:
-    """The id of the active document of `store` that a write of `content` duplicates.
+    """The id of the active agent draft of `store` that a write of `content` duplicates.
+
+    Reviewed memory is never updated in place by an agent's write (DESIGN §9,
+    `policy.check_agent_may_overwrite`): a duplicate of it is written as a new
+    draft, which compaction may propose to merge.
 
     Two notes sharing a title and recall hint but holding different values
     are different memories: the token gate compares content only. Written
@@ -47,12 +51,13 @@ def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | 
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT id, content, embedding <=> %s::vector AS distance FROM {TABLE} "  # noqa: S608 - names from the models
-            "WHERE store_id = %s AND state = %s AND embedding IS NOT NULL "
+            "WHERE store_id = %s AND state = %s AND trust = %s AND embedding IS NOT NULL "
             "AND embedding_model = %s ORDER BY distance LIMIT %s",
             [
                 vector_literal(embedding),
                 store.pk,
                 DocState.ACTIVE,
+                Trust.AGENT_DRAFT,
                 get_backend().model_id,
                 CANDIDATES,
             ],

@@ -13,7 +13,12 @@ from memory_app.access import access_store
 from memory_app.actors import Actor
 from memory_app.models import ChangeKind, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
-from memory_app.policy import check_document_writable, check_store_write, check_write_quota
+from memory_app.policy import (
+    check_agent_may_overwrite,
+    check_document_writable,
+    check_store_write,
+    check_write_quota,
+)
 from memory_app.queueing import send_after_commit
 from memory_app.services.dedup import near_duplicate
 from memory_app.services.documents import (
@@ -117,6 +122,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
         check_store_write(actor, store, doc_type=values["doc_type"])
         if found is not None:
             check_document_writable(found.document.state)
+            check_agent_may_overwrite(found.document)
         embedded = (values["title"], values["recall_hint"], data.content)
         holds = vector_holds(found and found.document, *embedded)
         # The model runs while the text is scanned and the quota counted.
@@ -239,6 +245,7 @@ def _write(actor, store, path, data, embedded, version_kwargs, found) -> WriteRe
     # A document deleted or replaced stays so; one held for review keeps
     # its state while it is written.
     check_document_writable(head.document.state)
+    check_agent_may_overwrite(head.document)
     existing = _own(head.document, store)
     fields = _head_fields(data, store, data.resolved(head))
     source_refs = fields.pop("source_refs")
