@@ -5,7 +5,7 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from memory_app.access import stores_readable
+from memory_app.access import stores_readable, unexpired_q
 from memory_app.models import DocState, Scope
 from review_app.inbox import (
     HIT_RATE_DAYS,
@@ -26,7 +26,12 @@ def home(request: HttpRequest) -> HttpResponse:
     stores = (
         stores_readable(user)
         .filter(scope=Scope.WORKSPACE)
-        .annotate(active=Count("documents", filter=Q(documents__state=DocState.ACTIVE)))
+        .annotate(
+            active=Count(
+                "documents",
+                filter=Q(documents__state=DocState.ACTIVE) & unexpired_q("documents__"),
+            )
+        )
         .order_by("slug")
     )
     context = {

@@ -17,6 +17,7 @@ from memory_app.access import (
     STORE_SELECT,
     documents_readable,
     traces_readable,
+    unexpired_q,
 )
 from memory_app.models import DocState, MemoryUsage
 from review_app.forms import UsageFilterForm, valid_part
@@ -68,7 +69,7 @@ def usage(request: HttpRequest) -> HttpResponse:
     else:
         rows = (
             documents_readable(request.user)
-            .filter(state=DocState.ACTIVE, usages__isnull=True)
+            .filter(unexpired_q(), state=DocState.ACTIVE, usages__isnull=True)
             .select_related(*STORE_SELECT)
             .only("id", "path", "title", "trust", "created_at", *STORE_LABEL_COLUMNS)
             .order_by("created_at", "path")

@@ -3,13 +3,12 @@
 import base64
 import binascii
 
-from django.db.models import Prefetch, Q, QuerySet
-from django.utils import timezone
+from django.db.models import Prefetch, QuerySet
 
-from memory_app.access import STORE_SELECT, access_store, documents_readable
+from memory_app.access import STORE_SELECT, access_store, documents_readable, live_q
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput, NotFound
-from memory_app.models import LIVE_STATES, MemoryDocument, MemorySourceRef, MemoryVersion
+from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
 
 SUMMARY_FIELDS = (
     "id",
@@ -55,9 +54,7 @@ def documents_list(
     target = access_store(actor, store)
     documents = documents_readable(actor.user).filter(store=target)
     if not include_inactive:
-        documents = documents.filter(state__in=LIVE_STATES).filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())
-        )
+        documents = documents.filter(live_q())
     if prefix:
         documents = documents.filter(path__startswith=prefix)
     if cursor:

@@ -240,3 +240,18 @@ def injections(html: str) -> int:
         r'<td class="num">(\d+)</td>\s*<td class="num">\d+</td>\s*<td class="num">', html
     )
     return sum(map(int, cells))
+
+
+def test_the_stores_count_no_expired_document_as_active(client, owner):
+    store = WorkspaceStoreFactory(slug="freeze")
+    make_document(store, "windows/now", "Deploy freeze this week.")
+    make_document(
+        store,
+        "windows/old",
+        "Deploy freeze last month.",
+        expires_at=timezone.now() - timedelta(minutes=1),
+    )
+    client.force_login(owner)
+    page = client.get("/").content.decode()
+    row = re.search(r"<code>freeze</code>.*?</tr>", page, re.S).group(0)
+    assert '<td class="num">1</td>' in row

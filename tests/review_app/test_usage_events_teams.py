@@ -1,10 +1,12 @@
 """Usage audit, live events and teams: what each person sees, from the outside."""
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
+from django.utils import timezone
 
 from memory_app.actors import Actor
 from memory_app.models import ContextTrace, GroupMemoryPolicy, MemoryEvent, SystemGrant
@@ -49,6 +51,18 @@ def test_hit_rates_and_never_used(client, owner, run):
     assert "runbooks/lag" in rates and "100%" in rates
     unused = client.get("/usage/", {"view": "unused"}).content.decode()
     assert "runbooks/cold" in unused and "runbooks/lag" not in unused
+
+
+def test_an_expired_document_is_not_listed_as_never_used(client, owner, run):
+    expired = make_document(
+        WorkspaceStoreFactory(slug="gone"),
+        "runbooks/expired",
+        "Old freeze window.",
+        expires_at=timezone.now() - timedelta(minutes=1),
+    )
+    client.force_login(owner)
+    unused = client.get("/usage/", {"view": "unused"}).content.decode()
+    assert "runbooks/cold" in unused and expired.path not in unused
 
 
 def test_filters_and_bad_input(client, owner, run):
