@@ -19,7 +19,9 @@ Two parts, each tenant a user whose own store holds hundreds of memories:
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 
 from benchmarks.eval.dataset import SERVICES, TOPICS, _ticket, memories
@@ -83,25 +85,47 @@ MULTIHOP = [
     ("secret", "owner", "Who owns {svc} and how do we rotate its credentials?"),
 ]
 CHANGES = [
-    # (days ago, what changed); questions ask by the windows of CHANGE_WINDOWS
+    # (days ago, what changed); questions ask by the periods of `change_periods`.
+    # Whatever the day they are asked, each period holds one to four of
+    # them, so all its answers fit in the first five; the conversation
+    # turns of the last three weeks share the periods.
     (1, "raised the worker concurrency from 4 to 8"),
     (3, "enabled gzip on the internal endpoints"),
-    (5, "added a circuit breaker around the partner client"),
-    (16, "moved the health endpoint behind the internal load balancer"),
-    (20, "turned off the legacy XML export"),
-    (25, "doubled the connection pool of the replica client"),
+    (24, "added a circuit breaker around the partner client"),
+    (45, "moved the health endpoint behind the internal load balancer"),
+    (85, "turned off the legacy XML export"),
+    (120, "doubled the connection pool of the replica client"),
     (70, "replaced the cron scheduler with the queue scheduler"),
     (100, "upgraded the JSON library"),
-    (4, "turned on request hedging for reads"),
+    (200, "turned on request hedging for reads"),
     (9, "moved the nightly export to the read replica"),
-    (11, "lowered the cache TTL to five minutes"),
+    (365, "lowered the cache TTL to five minutes"),
     (38, "switched the client to HTTP/2 keep-alive"),
     (52, "pinned the base image to the patched release"),
     (150, "renamed the alert routes to the new paging tree"),
     (300, "split the deployment into API and worker pods"),
 ]
-CHANGE_WINDOWS = {"yesterday": (0, 2), "last week": (7, 14), "last month": (30, 60)}
 CHANGE_QUESTION = "What did we change on {svc} {phrase}?"
+
+
+def change_periods(today: date) -> list[tuple[str, str, Callable[[date], bool]]]:
+    """(key, phrase, whether a day is in the period) for each question about a
+    time, asked on `today`. Calendar periods as people mean them: last week
+    is the previous Monday-to-Sunday week (and its Sunday before, where
+    weeks start on Sunday), last month the previous calendar month."""
+    monday = today - timedelta(days=today.weekday())
+    month = today.replace(day=1)
+    previous_month = (month - timedelta(days=1)).replace(day=1)
+    weekday = today - timedelta(days=3)
+    return [
+        ("yesterday", "yesterday", lambda day: day == today - timedelta(days=1)),
+        ("last-week", "last week", lambda day: monday - timedelta(days=8) <= day < monday),
+        ("last-month", "last month", lambda day: previous_month <= day < month),
+        ("last-7-days", "in the last 7 days", lambda day: day >= today - timedelta(days=7)),
+        ("weekday", f"on {weekday:%A}", lambda day: day == weekday),
+    ]
+
+
 # One turn per service and topic that talks about the topic without the
 # answer: the near-topic negatives a long conversation is full of.
 CHATTER = [
@@ -127,7 +151,10 @@ def _topic_words(topic) -> str:
 
 
 def ops_set(services=SERVICES, topics=TOPICS) -> tuple[list[HardMemory], list[HardQuery]]:
+    from django.utils import timezone
+
     tenant = "ops"
+    now = timezone.localtime()
     rows: list[HardMemory] = []
     queries: list[HardQuery] = []
     by_key = {t.key: t for t in topics}
@@ -171,13 +198,17 @@ def ops_set(services=SERVICES, topics=TOPICS) -> tuple[list[HardMemory], list[Ha
                     entities={"service": service},
                 )
             )
-        for phrase, (low, high) in CHANGE_WINDOWS.items():
+        for key, phrase, holds in change_periods(now.date()):
             queries.append(
                 HardQuery(
-                    f"{service}-temporal-{phrase}",
+                    f"{service}-temporal-{key}",
                     tenant,
                     CHANGE_QUESTION.format(svc=service, phrase=phrase),
-                    tuple(f"{service}-change-{d}" for d, _ in CHANGES if low <= d <= high),
+                    tuple(
+                        f"{service}-change-{d}"
+                        for d, _ in CHANGES
+                        if holds((now - timedelta(days=d)).date())
+                    ),
                     "temporal",
                 )
             )

@@ -1,31 +1,112 @@
 """The time a question names, for time-aware retrieval."""
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 
 from memory_app.selectors.timeframe import time_window
 
+# A Tuesday.
 NOW = datetime(2026, 11, 24, 12, tzinfo=UTC)
+# A Friday, holding memories from today, Sunday 29 November (5.4 days
+# back), Wednesday 25 November (9 days) and 25 October (40 days).
+FRIDAY = datetime(2026, 12, 4, 12, tzinfo=UTC)
+HELD = {"today": 0, "sunday": 5.4, "nov 25": 9, "oct 25": 40}
 
 
-def days_ago(n: float) -> datetime:
-    return NOW - timedelta(days=n)
+def days_ago(n: float, now: datetime = NOW) -> datetime:
+    return now - timedelta(days=n)
 
 
 @pytest.mark.parametrize(
     ("question", "inside", "outside"),
     [
-        ("What did we change on payments yesterday?", [1], [4, 10]),
-        ("What did we change on payments last week?", [9, 11], [1, 20]),
-        ("What did we change on payments last month?", [38, 52], [10, 90]),
+        ("What did we change on payments yesterday?", [1], [0, 2, 4, 10]),
+        ("What broke the day before yesterday?", [2], [1, 3]),
+        ("What did we change on payments last week?", [2, 5, 8, 9.4], [1, 0.5, 11, 20]),
+        ("What did we change on payments last month?", [25, 38, 52], [23, 10, 60, 90]),
+        ("what did we ship last year", [340, 600], [300, 700]),
         ("what broke 3 days ago", [3], [1, 10]),
+        ("what broke a couple of weeks ago", [14, 21], [3, 40]),
+        ("anything new this week?", [0, 1, 2], [3, 8]),
+        ("what did we decide this month", [0, 20, 23], [25, 40]),
+        ("what did we change this morning", [0.2], [0.6, 1]),
+        ("what did we change recently", [0, 6], [9]),
+        ("what changed in the last 24 hours", [0.5, 0.9], [1.1]),
+        ("what changed in the past couple of days", [0.5, 2.4], [4.6]),
+        ("what changed over the last few days", [1, 5], [7]),
+        ("what changed in the last 3 weeks", [1, 20], [23]),
+        ("what changed the past week", [0, 6], [8]),
+        ("what changed in the previous two months", [0, 60], [64]),
     ],
 )
-def test_relative_phrases_name_a_span_of_days(question, inside, outside):
+def test_relative_phrases_name_a_span_of_time(question, inside, outside):
     window = time_window(question, NOW)
-    assert all(window.contains(days_ago(n)) for n in inside)
-    assert not any(window.contains(days_ago(n)) for n in outside)
+    assert all(window.contains(days_ago(n)) for n in inside), window
+    assert not any(window.contains(days_ago(n)) for n in outside), window
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # The previous calendar month: November, asked in December.
+        ("what did we change last month", {"sunday", "nov 25"}),
+        # Counted back in calendar days from now.
+        ("what did we change in the last 7 days", {"today", "sunday"}),
+        ("what did we change in the past 7 days", {"today", "sunday"}),
+        ("what did we change over the past seven days", {"today", "sunday"}),
+        # The previous calendar week, its Sunday included, asked on a Friday.
+        ("what did we change last week", {"sunday", "nov 25"}),
+        ("what did we change the previous week", {"sunday", "nov 25"}),
+        ("what did we change this week", {"today", "sunday"}),
+        ("what did we change on Sunday", {"sunday"}),
+        ("what did we change last Wednesday", set()),
+        ("what did we change on Wednesday the 25th of November", {"nov 25"}),
+        ("what did we change on 2026-10-25", {"oct 25"}),
+        ("what did we change since last month", {"today", "sunday", "nov 25"}),
+    ],
+)
+def test_a_friday_s_questions_find_the_memories_of_their_time(question, expected):
+    window = time_window(question, FRIDAY)
+    found = {name for name, age in HELD.items() if window.contains(days_ago(age, FRIDAY))}
+    assert found == expected, window
+
+
+@pytest.mark.parametrize(
+    ("weekday", "back"),
+    [("Monday", 4), ("Thursday", 1), ("Friday", 7), ("Saturday", 6)],
+)
+def test_a_weekday_is_the_latest_one_before_today(weekday, back):
+    for phrase in (f"on {weekday}", f"last {weekday}"):
+        window = time_window(f"what did we change {phrase}?", FRIDAY)
+        day = (FRIDAY - timedelta(days=back)).replace(hour=0)
+        assert window.start == day and window.end == day + timedelta(days=1)
+
+
+def test_a_calendar_period_follows_the_current_time_zone():
+    """Asked at 23:00 on Monday 30 November in Los Angeles (07:00 Tuesday
+    in UTC), "yesterday" is Sunday there, "this week" began on Sunday 29th
+    and "last month" is October."""
+    asked = datetime(2026, 12, 1, 7, tzinfo=UTC)
+    with timezone.override(ZoneInfo("America/Los_Angeles")):
+        yesterday = time_window("what broke yesterday", asked)
+        last_month = time_window("what broke last month", asked)
+        this_week = time_window("what broke this week", asked)
+    sunday_morning = datetime(2026, 11, 29, 18, tzinfo=UTC)  # 10:00 there
+    assert yesterday.contains(sunday_morning)
+    assert not yesterday.contains(datetime(2026, 11, 30, 18, tzinfo=UTC))
+    assert last_month.contains(datetime(2026, 11, 1, 5, tzinfo=UTC))  # still 31 October there
+    assert not last_month.contains(datetime(2026, 11, 1, 9, tzinfo=UTC))
+    assert this_week.contains(sunday_morning)
+
+
+def test_the_first_mention_wins():
+    window = time_window("was it yesterday or last month that we changed it?", NOW)
+    assert window.contains(days_ago(1)) and not window.contains(days_ago(40))
+    window = time_window("what did we change last month, not yesterday", NOW)
+    assert window.contains(days_ago(40)) and not window.contains(days_ago(1))
 
 
 @pytest.mark.parametrize(
@@ -37,9 +118,22 @@ def test_a_calendar_day_matches_in_any_year(question):
     assert not window.contains(datetime(2023, 5, 3, 9, tzinfo=UTC))
 
 
+def test_a_calendar_day_with_its_year_matches_that_year_only():
+    window = time_window("what did we decide on May 2nd, 2025?", NOW)
+    assert window.contains(datetime(2025, 5, 2, 9, tzinfo=UTC))
+    assert not window.contains(datetime(2024, 5, 2, 9, tzinfo=UTC))
+
+
 @pytest.mark.parametrize(
     "question",
-    ["how do we rotate the vault key", "May I restart the pods?", "day 40 of the outage"],
+    [
+        "how do we rotate the vault key",
+        "May I restart the pods?",
+        "day 40 of the outage",
+        "what did we do about it last time?",
+        "what happens on the last day of the sprint",
+        "the last 3 deploys failed",
+    ],
 )
 def test_a_question_without_a_time_has_no_window(question):
     assert time_window(question, NOW) is None

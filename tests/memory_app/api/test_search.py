@@ -491,8 +491,9 @@ def test_a_question_of_common_words_finds_the_memories_holding_them_all(
         ),
         (
             "what did we change last week",
-            "what did we change last month",
-            lambda now: now - timedelta(days=9),
+            "what did we change yesterday",
+            # The previous calendar week's Wednesday.
+            lambda now: now - timedelta(days=now.weekday() + 5),
         ),
     ],
 )
