@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/retrieval_eval.py [--easy]
 
 The hard set (benchmarks/eval/hard.py): the ops tenant (300 runbooks, 300
-near-topic conversation turns, 225 dated change notes; 210 whole-sentence
+near-topic conversation turns, 225 dated change notes; 240 whole-sentence
 questions in six kinds) and, when MEMORY_EVAL_CORPUS points at the public long-conversation
 corpus, one tenant per speaker with its dated questions. Recall@5/@10, MRR
 and nDCG@10 per kind; for no-answer questions the share that came back
