@@ -1,9 +1,9 @@
 """What reviewers already decided, so dreams do not ask the same question twice.
 
-A merge or a contradiction a human approved or rejected is settled for as
-long as the documents it was about keep the text they had when it was
-proposed. Once one of them gets a new version the question is new, and a
-dream may ask it again.
+A merge, a contradiction, a usage review or a scanner flag a human approved
+or rejected is settled for as long as the documents it was about keep the
+text they had when it was proposed. Once one of them gets a new version the
+question is new, and a dream may ask it again.
 """
 
 from collections.abc import Sequence
@@ -21,8 +21,16 @@ from memory_app.models import (
 DECIDED = (ReviewStatus.APPROVED, ReviewStatus.REJECTED)
 
 
-def already_decided(action: str, documents: Sequence[MemoryDocument]) -> bool:
-    """True if a decided `action` item covered all of `documents` and none changed since."""
+def decided_items(
+    action: str, documents: Sequence[MemoryDocument], *, kind: str | None = None
+) -> list[DreamReviewItem]:
+    """The decided `action` items that covered all of `documents`, none of
+    which changed since; only those a `kind` of job raised, if given.
+
+    Deletion requests come from several places (an agent, the usage job, a
+    rescan) and each asks something else: a reviewer who kept a document
+    nobody cites has not said that the secret a rescan finds in it may stay.
+    """
     ids = {d.pk for d in documents}
     changed_since = MemoryVersion.objects.filter(
         document_id__in=ids, created_at__gt=OuterRef("created_at")
@@ -34,11 +42,20 @@ def already_decided(action: str, documents: Sequence[MemoryDocument]) -> bool:
         .distinct()
         .prefetch_related("related_documents")
     )
-    for item in items:
-        covered = {d.pk for d in item.related_documents.all()} | {item.source_document_id}
-        if ids <= covered:
-            return True
-    return False
+    if kind is not None:
+        items = items.filter(job__kind=kind)
+    return [
+        item
+        for item in items
+        if ids <= {d.pk for d in item.related_documents.all()} | {item.source_document_id}
+    ]
+
+
+def already_decided(
+    action: str, documents: Sequence[MemoryDocument], *, kind: str | None = None
+) -> bool:
+    """True if a decided `action` item covered all of `documents` and none changed since."""
+    return bool(decided_items(action, documents, kind=kind))
 
 
 def promotion_decided(draft: MemoryDocument, target: MemoryDocument) -> bool:

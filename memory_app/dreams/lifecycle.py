@@ -6,15 +6,11 @@ its reason, and both skip a row someone else changed meanwhile.
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from memory_app.dreams.progress import Progress
-from memory_app.dreams.proposals import (
-    consolidation_target,
-    ever_proposed_for_promotion,
-    propose,
-)
+from memory_app.dreams.proposals import consolidation_target, propose
 from memory_app.models import (
     ChangeKind,
     DocState,
@@ -29,6 +25,7 @@ from memory_app.models import (
 )
 from memory_app.services.documents import head_update
 from memory_app.services.events import event_record
+from memory_app.services.review_items import OPEN
 
 KEEP_IMPORTANCE = 7
 
@@ -74,18 +71,31 @@ def expire(job: DreamJob, progress: Progress) -> dict:
     return {"due": len(due), "expired": expired}
 
 
-# What rotation may remove: unimportant drafts, as written by agents.
-ROTATABLE = Q(importance__lt=KEEP_IMPORTANCE, trust=Trust.AGENT_DRAFT)
+def _rotatable() -> Q:
+    """What rotation may remove: agents' drafts that no reviewer is deciding
+    on (an open promotion proposal keeps its draft) or decided to keep (a
+    declined deletion)."""
+    held = DreamReviewItem.objects.filter(source_document=OuterRef("pk")).filter(
+        Q(action=ReviewAction.PROMOTE, status__in=OPEN)
+        | Q(action=ReviewAction.TOMBSTONE, status=ReviewStatus.REJECTED)
+    )
+    return Q(~Exists(held), trust=Trust.AGENT_DRAFT)
 
 
 def rotate(job: DreamJob, progress: Progress) -> dict:
-    """Bring each conversation store back to capacity, oldest low-value drafts first.
+    """Bring each conversation store back to capacity, least recently used first.
 
-    Important drafts among the oldest are proposed for promotion and kept;
-    only the others are tombstoned. Only agents' drafts rotate out: a
-    document a reviewer approved (a merge in the conversation) or kept by
-    declining its deletion stays, since rotating it out would undo a
-    person's decision without asking one.
+    Drafts leave in order: never used before used, then the least recently
+    used, then the oldest change. An important draft (rated
+    KEEP_IMPORTANCE or more) whose promotion was never asked about is
+    proposed when its turn comes and kept while the proposal is open; once a
+    reviewer decided it, or if it cannot be proposed (no target store, or
+    text the shared store would refuse), it leaves like any other draft.
+    Importance is the agent's own rating: it may hold a draft until a person
+    has looked, never lift the store's bound. Only agents' drafts rotate
+    out: a document a reviewer approved (a merge in the conversation) or
+    kept by declining its deletion stays, since rotating it out would undo
+    a person's decision without asking one.
     """
     capacity = settings.MEMORY_CONVERSATION_CAPACITY
     stores = list(
@@ -95,41 +105,41 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
     )
     progress.total(len(stores))
     target = consolidation_target()
-    proposed_ids = ever_proposed_for_promotion()
-    kept_by_review = DreamReviewItem.objects.filter(
-        action=ReviewAction.TOMBSTONE, status=ReviewStatus.REJECTED
-    ).values("source_document_id")
+    ever_proposed = DreamReviewItem.objects.filter(
+        action=ReviewAction.PROMOTE, source_document=OuterRef("pk")
+    )
     stats = {"stores": len(stores), "tombstoned": 0, "proposed": 0}
     for store in stores:
         excess = store.active - capacity
-        oldest = (
-            MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE)
-            .order_by(F("last_used_at").asc(nulls_first=True), "updated_at")
+        in_order = (
+            MemoryDocument.objects.filter(_rotatable(), store=store, state=DocState.ACTIVE)
+            .annotate(proposed=Exists(ever_proposed))
+            .order_by(F("last_used_at").asc(nulls_first=True), "updated_at", "pk")
             .only("id", "path", "title", "content", "version", "importance")
         )
-        important = [d for d in oldest[:excess] if d.importance >= KEEP_IMPORTANCE]
-        for document in important:
+        for document in in_order:
+            if excess == 0:
+                break
             if (
-                target is not None
-                and not DreamReviewItem.objects.filter(
-                    source_document=document, action=ReviewAction.PROMOTE
-                ).exists()
-            ):
-                stats["proposed"] += propose(
+                document.importance >= KEEP_IMPORTANCE
+                and not document.proposed
+                and target is not None
+                and propose(
                     job,
                     document,
                     target_store=target,
                     target_path=document.path,
                     rationale=f"Important draft rotating out of full store {store.label}.",
                 )
-        removable = (
-            oldest.filter(ROTATABLE).exclude(pk__in=proposed_ids).exclude(pk__in=kept_by_review)
-        )
-        for pk in removable.values_list("pk", flat=True)[:excess]:
-            stats["tombstoned"] += _tombstone(
-                pk,
+            ):
+                stats["proposed"] += 1
+                continue
+            removed = _tombstone(
+                document.pk,
                 f"Rotated out: {store.label} held more than {capacity} active memories.",
-                only_if=ROTATABLE,
+                only_if=_rotatable() & Q(version=document.version),
             )
+            stats["tombstoned"] += removed
+            excess -= removed
         progress.advance()
     return stats

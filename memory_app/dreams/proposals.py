@@ -12,7 +12,7 @@ from memory_app.models import (
 )
 from memory_app.safety.registry import scan_fields
 from memory_app.services.constrain import documents_constrain
-from memory_app.services.promote import similar_in
+from memory_app.services.promote import _draft_texts, similar_in
 from memory_app.services.review_items import review_item_open
 
 
@@ -39,18 +39,25 @@ def propose(
 
     False if the same item is already open, or if the text would be refused
     in the target store (an injection phrase tolerated in a conversation is
-    not proposed for shared memory: approving it could only fail). The
-    documents in `constrain` are held `constrained` while the item is open.
+    not proposed for shared memory: approving it could only fail). What is
+    scanned is what an agent's proposal and the approval scan: the target
+    path, the title, recall hint, content, tags, entities and source refs.
+    The documents in `constrain` are held `constrained` while the item is
+    open.
     """
+    source_version = document.versions.get(version=document.version)
     text = {"title": document.title, "content": document.content if content is None else content}
-    findings = scan_fields(text, conversation_store=target_store.scope == Scope.CONVERSATION)
+    findings = scan_fields(
+        {"target_path": target_path, **_draft_texts(source_version, text["content"])},
+        conversation_store=target_store.scope == Scope.CONVERSATION,
+    )
     if action != ReviewAction.TOMBSTONE and any(f.blocking for f in findings):
         return False
     item, created = review_item_open(
         actor=None,
         kind=job.kind,
         action=action,
-        source_version=document.versions.get(version=document.version),
+        source_version=source_version,
         target_store=target_store,
         target_path=target_path,
         job=job,
@@ -69,13 +76,20 @@ def propose(
     return created
 
 
-def propose_review(job: DreamJob, document: MemoryDocument, *, rationale: str) -> bool:
-    """A deletion request for a curator, holding the document constrained until decided."""
+def propose_review(
+    job: DreamJob, document: MemoryDocument, *, rationale: str, constrain: bool = True
+) -> bool:
+    """A deletion request for a curator.
+
+    With `constrain`, the document is held constrained until it is decided:
+    for text a rule refuses (a rescan's finding), not for a heuristic's
+    doubt, which only asks.
+    """
     return propose(
         job,
         document,
         action=ReviewAction.TOMBSTONE,
-        constrain=[document],
+        constrain=[document] if constrain else [],
         target_store=document.store,
         target_path=document.path,
         rationale=rationale,

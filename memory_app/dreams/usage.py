@@ -4,10 +4,15 @@ Every injection is a MemoryUsage row and `memory_mark_used` marks the
 ones a turn relied on, so each document has a measured hit rate. Two
 proposals follow from it, both for a human to decide:
 
-- A document injected at least MEMORY_USAGE_INJECTED_MIN times in its
-  current version and never marked used is noise in every context it
+- A document retrieved into at least MEMORY_USAGE_INJECTED_MIN turns in
+  its current version and never marked used is noise in every context it
   enters: it is proposed for review (demote, rewrite or tombstone) with
-  its figures, and constrained meanwhile.
+  its figures. Only proposed: never citing a document is a guess at its
+  worth, so it keeps its place in the trusted context until a person
+  decides. Pinned documents are not judged this way: a pin injects them
+  every turn by rule, not for relevance (in a shared store, a rule a
+  reviewer set), and a convention every turn carries is rarely the thing
+  a turn cites.
 - An agent draft marked used in at least MEMORY_USAGE_USED_MIN different
   conversations or runs has earned a place in shared memory: it is
   proposed for promotion with that evidence. This replaces a guessed
@@ -28,8 +33,10 @@ from memory_app.dreams.proposals import (
     propose_review,
 )
 from memory_app.models import (
+    ContextBlock,
     DocState,
     DreamJob,
+    DreamKind,
     MemoryDocument,
     ReviewAction,
     Scope,
@@ -39,21 +46,28 @@ from memory_app.models import (
 FIELDS = ("id", "store_id", "path", "title", "content", "version", "store__slug")
 
 
+# Injections a document earned by relevance; a pinned one is injected by rule.
+RETRIEVED = Q(usages__block__in=(ContextBlock.TRUSTED, ContextBlock.UNTRUSTED))
+
+
 def _current(**extra) -> Count:
-    """Usage rows of the head version (a rewrite starts a fresh record)."""
-    return Count("usages", filter=Q(usages__version=F("version"), **extra), distinct=True)
+    """Retrievals of the head version (a rewrite starts a fresh record)."""
+    return Count(
+        "usages", filter=RETRIEVED & Q(usages__version=F("version"), **extra), distinct=True
+    )
 
 
 def unused():
-    """Live documents injected often in their current version, never marked used."""
+    """Live, unpinned documents retrieved often in their current version,
+    never marked used."""
     return (
-        MemoryDocument.objects.filter(state=DocState.ACTIVE)
+        MemoryDocument.objects.filter(state=DocState.ACTIVE, always_inject=False)
         .annotate(
             injected=_current(),
             hits=_current(usages__hit=True),
             conversations=Count(
                 "usages__conversation",
-                filter=Q(usages__version=F("version")),
+                filter=RETRIEVED & Q(usages__version=F("version")),
                 distinct=True,
             ),
         )
@@ -97,16 +111,17 @@ def usage(job: DreamJob, progress: Progress) -> dict:
     progress.total(len(stale) + len(earned))
     stats = {"unused": len(stale), "well_used": len(earned), "proposed": 0, "already_decided": 0}
     for document in stale:
-        if already_decided(ReviewAction.TOMBSTONE, [document]):
+        if already_decided(ReviewAction.TOMBSTONE, [document], kind=DreamKind.USAGE):
             stats["already_decided"] += 1
         else:
             stats["proposed"] += propose_review(
                 job,
                 document,
+                constrain=False,
                 rationale=(
                     f"Injected {document.injected} times in {document.conversations} "
                     f"conversation(s) since v{document.version} and never marked used: "
-                    f"{hit_rate(0, document.injected)}. Demote it (unpin, lower its importance) "
+                    f"{hit_rate(0, document.injected)}. Demote it (lower its importance) "
                     "or rewrite it, and reject this; or approve to tombstone it."
                 ),
             )

@@ -2,8 +2,10 @@
 
 import pytest
 
+from memory_app.actors import Actor
 from memory_app.dreams.runner import dream_execute
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryUsage, Trust
+from memory_app.services.context import memory_context_load
 from memory_app.services.conversations import conversation_open
 from memory_app.services.delete import deletion_decide
 from memory_app.services.stores import store_for_user, store_workspace_ensure
@@ -66,8 +68,66 @@ def test_a_memory_injected_often_and_never_used_is_proposed_for_review(
         "Injected 20 times in 5 conversation(s) since v1 and never marked used: "
         "0 of 20 injections marked used (0%). Demote it"
     )
-    assert MemoryDocument.objects.get(pk=noise.pk).state == "constrained"
+    assert MemoryDocument.objects.get(pk=noise.pk).state == "active"
     assert run().stats["proposed"] == 0
+
+
+def trusted_part(text: str) -> str:
+    """The `<memory_context>` block of a context, without the untrusted candidates."""
+    return text.partition("<untrusted_memory_candidates>")[0]
+
+
+def test_a_usage_review_only_asks_and_the_memory_stays_in_the_trusted_block(
+    owner, runbooks, chats, settings
+):
+    """Never being cited is a guess at a memory's worth: until a person
+    decides, agents keep receiving it as reviewed memory."""
+    settings.MEMORY_USAGE_INJECTED_MIN = 5
+    holidays = make_document(
+        runbooks,
+        "office/holidays",
+        "The office is closed on public holidays and between Christmas and New Year.",
+        title="Office holidays",
+        trust=Trust.ADMIN_APPROVED,
+    )
+    inject(holidays, owner, times=5, conversations=chats)
+
+    assert run().stats["proposed"] == 1
+    assert DreamReviewItem.objects.get(action="tombstone", status="pending").source_document_id == (
+        holidays.pk
+    )
+    built = memory_context_load(
+        actor=Actor(user=owner, agent=owner), message="when is the office closed for holidays"
+    ).built
+    [entry] = [e for e in built.entries if e.document.pk == holidays.pk]
+    assert entry.block == "trusted"
+    assert "between Christmas and New Year" in trusted_part(built.text)
+    assert 'state="constrained"' not in built.text
+
+
+def test_pinned_conventions_are_not_reviewed_for_never_being_cited(owner, settings):
+    """The seeded conventions are pinned: every turn carries them and few
+    cite them. A day of turns leaves them pinned in the trusted block, with
+    nothing for a reviewer to decide."""
+    settings.MEMORY_USAGE_INJECTED_MIN = 3
+    actor = Actor(user=owner, agent=owner)
+    pinned = list(MemoryDocument.objects.filter(always_inject=True, trust=Trust.SYSTEM_SEEDED))
+    assert pinned
+    for message in ("deploy the api", "restart payments", "rotate the kafka certs"):
+        memory_context_load(actor=actor, message=message)
+    assert MemoryUsage.objects.filter(document__in=pinned, block="always").count() == 3 * len(
+        pinned
+    )
+
+    job = run()
+    assert job.stats["unused"] == 0
+    assert not DreamReviewItem.objects.filter(action="tombstone").exists()
+    built = memory_context_load(actor=actor, message="deploy the api").built
+    for document in pinned:
+        [entry] = [e for e in built.entries if e.document.pk == document.pk]
+        assert entry.block == "always" and entry.trusted
+        assert f'id="{document.pk}"' in trusted_part(built.text)
+    assert "<untrusted_memory_candidates>" not in built.text
 
 
 def test_a_declined_review_is_not_proposed_again_while_the_memory_is_unchanged(
