@@ -1,11 +1,12 @@
 """The `constrained` state: a document whose text a reviewer is deciding on.
 
-A dream that doubts a document (a merge of paraphrases, a contradiction
-with a draft, a scanner flag, an injection nobody uses) constrains the
-documents involved until a human decides. Meanwhile they stay readable and
-searchable, but memory_context shows them only among the untrusted
-candidates, marked `state="constrained"`: a reviewed runbook under dispute
-should not be handed to an agent as settled.
+A dream that doubts a document's text (a merge of paraphrases, the draft
+of a contradiction, a scanner flag) constrains it until a human decides.
+Meanwhile it stays readable and searchable, but memory_context shows it
+only among the untrusted candidates, marked `state="constrained"`. A
+heuristic about reviewed text that any agent could trigger (a draft
+disputing a runbook, a document nobody cites) only asks: it does not pull
+reviewed memory out of the trusted context before a person has looked.
 
 The state flips in place, without a version: being under review is not a
 change of the memory's text, and the version chain records text changes.
