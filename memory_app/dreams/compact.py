@@ -37,6 +37,7 @@ from memory_app.models import (
     MemoryDocument,
     MemorySourceRef,
     ReviewAction,
+    Scope,
 )
 from memory_app.selectors.search import set_vector_search_options
 
@@ -182,8 +183,17 @@ def merged_content(main: MemoryDocument, others: list[MemoryDocument]) -> str:
 
 
 def compact(job: DreamJob, progress: Progress) -> dict:
-    """Store by store, so memory holds one store's documents at a time."""
-    candidates = MemoryDocument.objects.filter(state=DocState.ACTIVE, embedding__isnull=False)
+    """Store by store, so memory holds one store's documents at a time.
+
+    Shared stores only: an approved merge is reviewed memory, which a
+    conversation store (scratch, rotated) and a user store (its owner's)
+    never hold; their drafts reach shared memory through promotion.
+    """
+    candidates = MemoryDocument.objects.filter(
+        store__scope__in=(Scope.WORKSPACE, Scope.SYSTEM),
+        state=DocState.ACTIVE,
+        embedding__isnull=False,
+    )
     store_ids = list(candidates.values_list("store_id", flat=True).distinct().order_by())
     progress.total(candidates.count())
     stats = {"documents": 0, "clusters": 0, "proposed": 0, "already_decided": 0}

@@ -8,6 +8,7 @@ from memory_app.dreams.runner import dream_execute
 from memory_app.errors import InvalidInput
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryVersion, Trust
 from memory_app.services.context import memory_context_load
+from memory_app.services.conversations import conversation_open
 from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.patch import memory_patch
 from memory_app.services.promote import (
@@ -95,6 +96,16 @@ def test_three_paraphrases_of_one_fix_become_one_merge_and_near_topics_stay_apar
     assert "dns/rollout v1 (incident:INC-5120)" in item.rationale
     assert states(runbook, rollout, verify) == ["constrained"] * 3
     assert states(upstream, metrics) == ["active", "active"]
+
+
+def test_paraphrases_in_a_conversation_store_are_left_to_rotation(owner):
+    """An approved merge is reviewed memory, which scratch memory never holds."""
+    store = conversation_open(user=owner, external_id="dns-talk").store
+    for path, text in (("dns/a", RUNBOOK), ("dns/b", ROLLOUT), ("dns/c", VERIFY)):
+        make_document(store, path, text, title="DNS restart")
+    job = run("compact")
+    assert job.stats["clusters"] == 0
+    assert not DreamReviewItem.objects.filter(action="merge").exists()
 
 
 def test_approving_the_merge_keeps_every_source_ref_and_supersedes_the_rest(dns_store, reviewer):
