@@ -425,6 +425,7 @@ REST_FRAMEWORK = {
     # 0: the connection's address; a client's own X-Forwarded-For is not read.
     "NUM_PROXIES": MEMORY_PROXY_COUNT,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "memory_app.api.validation.AnswerInJSON",
     "DEFAULT_PARSER_CLASSES": ["memory_app.api.validation.StrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "memory_app.api.errors.exception_handler",

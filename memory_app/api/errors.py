@@ -1,7 +1,8 @@
 """The one mapping from errors to the API's error shape (API.md, "Errors").
 
 Every error leaves as `{"error": code, "detail": text, ...extra}`; nothing
-reaches the client as an HTML page or a 500 with a traceback.
+reaches the client as an HTML page or a 500 with a traceback, and no
+`Accept` header turns an answer into a 406 (validation.AnswerInJSON).
 """
 
 import logging
@@ -22,8 +23,6 @@ _DRF_CODES = {
     exceptions.PermissionDenied: ("permission_denied", status.HTTP_403_FORBIDDEN),
     exceptions.NotFound: ("not_found", status.HTTP_404_NOT_FOUND),
     exceptions.MethodNotAllowed: ("method_not_allowed", status.HTTP_405_METHOD_NOT_ALLOWED),
-    exceptions.NotAcceptable: ("not_acceptable", status.HTTP_406_NOT_ACCEPTABLE),
-    exceptions.UnsupportedMediaType: ("invalid_input", status.HTTP_415_UNSUPPORTED_MEDIA_TYPE),
     exceptions.Throttled: ("rate_limited", status.HTTP_429_TOO_MANY_REQUESTS),
     exceptions.ParseError: ("invalid_input", status.HTTP_400_BAD_REQUEST),
 }
@@ -69,6 +68,14 @@ def exception_handler(exc, context):
         )
     if isinstance(exc, Http404):
         return error_response("not_found", "Not found.", status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        message = "Send the body as JSON, with Content-Type: application/json."
+        return error_response(
+            "invalid_input",
+            "The body must be JSON (Content-Type: application/json).",
+            status.HTTP_400_BAD_REQUEST,
+            fields={"Content-Type": [message]},
+        )
     if isinstance(exc, exceptions.ValidationError):
         return error_response(
             "invalid_input",

@@ -1,8 +1,8 @@
 """What every API operation shares, added to the OpenAPI document.
 
 Some rules live in layers every endpoint shares rather than in the view:
-the input middleware and parser (400, 413, 415; no control characters in
-any text), authentication (401), the On-Behalf-Of check (403), routing
+the input middleware and parser (400, 413; no control characters in any
+text), authentication (401), the On-Behalf-Of check (403), routing
 (404, 405) and the throttles (429). Declaring them once here keeps the
 document true for every operation, including ones added later.
 """
@@ -11,17 +11,18 @@ from memory_app.api.validation import TEXT_PATTERN
 
 ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorOut"}
 SHARED = {
-    "400": "invalid_input: a bad header, query parameter or body; `fields` names it",
+    "400": (
+        "invalid_input: a bad header, query parameter or body, or a body that is not "
+        "Content-Type: application/json; `fields` names it"
+    ),
     "401": "not_authenticated",
     "403": "permission_denied (including X-Memory-On-Behalf-Of without the right)",
     "404": "not_found",
     "405": "method_not_allowed",
-    "406": "not_acceptable: the client does not accept JSON",
     "429": "rate_limited; wait `Retry-After` seconds",
 }
 WITH_BODY = {
-    "413": "too_large",
-    "415": "invalid_input: the body is not JSON",
+    "413": "too_large: the body is over the size limit",
 }
 RETRY_AFTER = {
     "Retry-After": {

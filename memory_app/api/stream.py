@@ -14,6 +14,10 @@ visibility query only when that moved past what it has covered. A stream
 ends after MAX_STREAM_SECONDS; the client reconnects with its cursor. It
 also ends, before its next read, once its key is revoked, its session has
 ended or its user is deactivated.
+
+Only the stream itself is `text/event-stream`: an error before it starts
+(a bad cursor, no credentials) is the JSON error shape with a JSON content
+type, whatever the client accepts (api/validation.py, `AnswerInJSON`).
 """
 
 import asyncio
@@ -28,8 +32,7 @@ from django.db import close_old_connections, connection
 from django.db.models import Max
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.decorators import api_view, renderer_classes
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.decorators import api_view
 from rest_framework.request import Request
 
 from memory_app.api.events import MAX_ID, PAGE, _int_param, event_json, events_page
@@ -40,17 +43,6 @@ POLL_SECONDS = 1.0
 KEEPALIVE_SECONDS = 15.0
 MAX_STREAM_SECONDS = 300.0
 RETRY_MILLISECONDS = 2000
-
-
-class EventStreamRenderer(BaseRenderer):
-    """Lets `Accept: text/event-stream` through content negotiation; errors
-    before the stream starts still leave as the JSON error shape."""
-
-    media_type = "text/event-stream"
-    format = "sse"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        return json.dumps(data).encode()
 
 
 def _frame(event: MemoryEvent) -> str:
@@ -226,7 +218,6 @@ def _frames_sync(request: Request, first: list[MemoryEvent], after: int):
     tags=["events"],
 )
 @api_view(["GET"])
-@renderer_classes([EventStreamRenderer, JSONRenderer])
 def events_stream(request: Request) -> StreamingHttpResponse:
     after = _cursor(request)
     checked = _newest_event_id()  # read first: the page below covers at least this far

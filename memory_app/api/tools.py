@@ -73,7 +73,7 @@ RUNTIME_HEADERS = runtime_headers()
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     described = {
-        400: "invalid_input",
+        400: "invalid_input (a body that is not JSON too)",
         401: "not_authenticated",
         403: "permission_denied or policy_denied",
         404: "not_found",
@@ -253,7 +253,16 @@ class MemoryPatchView(ToolView):
     write = True
     input_model = schemas.PatchIn
 
-    responses = {200: schemas.WriteOut, **_errors(400, 401, 403, 404, 409, 413, 422, 429)}
+    responses = {
+        200: OpenApiResponse(
+            schemas.WriteOut,
+            description=(
+                'outcome "updated"; a patch that changes nothing writes no version '
+                "and answers the current version and sha256"
+            ),
+        ),
+        **_errors(400, 401, 403, 404, 409, 413, 422, 429),
+    }
 
     def run(self, actor: Actor, data: schemas.PatchIn) -> Response:
         document = access_document(actor, **data.ref())

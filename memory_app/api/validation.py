@@ -5,16 +5,24 @@ Python's JSON decoder recurses once per nesting level: each used to surface
 as a 500 deep inside a service. The parser and the middleware below check
 every JSON body, query parameter and runtime header before any view runs,
 and name the offending field the way the models do (`source_refs.0.ref`).
+The middleware also reads a body sent without a Content-Length, which
+Django and DRF would otherwise take for none, under the same size limit.
 """
 
 import codecs
+import io
 import json
 import re
+from typing import IO
 
+from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, JsonResponse
+from rest_framework import exceptions
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 
-from memory_app.errors import InvalidInput
+from memory_app.errors import ApplicationError, InvalidInput, TooLarge
 
 # Deeper than any input model (entities and source refs are two levels).
 MAX_DEPTH = 16
@@ -101,6 +109,24 @@ class StrictJSONParser(JSONParser):
         return data
 
 
+class AnswerInJSON(DefaultContentNegotiation):
+    """A view answers in its own format whatever the client accepts.
+
+    An endpoint that offers a choice (the schema: YAML or JSON) still follows
+    `Accept`; every other answers JSON, as API.md fixes. A client accepting
+    only `text/html` or `text/event-stream` thus still learns that its token
+    is missing (401) or its cursor bad (400), instead of a 406 that hides why.
+    Here beside the parser, and not in api/errors.py, because DRF's views
+    module imports this class as it loads, and errors.py imports that module.
+    """
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except exceptions.NotAcceptable:
+            return renderers[0], renderers[0].media_type
+
+
 def request_problem(request: HttpRequest) -> InvalidInput | None:
     """A 400 for a query parameter or runtime header the API cannot use."""
     for name, limit in HEADER_LIMITS.items():
@@ -122,14 +148,54 @@ def request_problem(request: HttpRequest) -> InvalidInput | None:
     return None
 
 
+def _unsized_body(request: HttpRequest) -> IO[bytes] | None:
+    """Where a body sent without Content-Length (`Transfer-Encoding: chunked`)
+    can be read from, or None when it cannot be.
+
+    Django and DRF read a body by its Content-Length alone and take a missing
+    one for no body. Under ASGI the handler has already received the whole
+    body into the request's stream. Under WSGI the server must have removed
+    the chunk framing and mark the input as ending with the body
+    (`wsgi.input_terminated`, as gunicorn and mod_wsgi do): reading the raw
+    input of any other server would wait on the connection for more.
+    """
+    if isinstance(request, ASGIRequest):
+        return request._stream
+    if request.META.get("wsgi.input_terminated"):
+        return request.META["wsgi.input"]
+    return None
+
+
+def body_problem(request: HttpRequest) -> ApplicationError | None:
+    """A 413 for a body sent without Content-Length over the body limit.
+
+    Such a body is read here, at most one byte past the limit, and handed on
+    with its length, so the parser sees it as it sees any other body and the
+    limit holds for both (Django checks a declared length by itself).
+    """
+    if request.META.get("CONTENT_LENGTH") or (source := _unsized_body(request)) is None:
+        return None
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    body = source.read(limit + 1)
+    if len(body) > limit:
+        return TooLarge(f"The request body is over the size limit of {limit} bytes.")
+    if body:
+        request._stream = io.BytesIO(body)
+        request.META["CONTENT_LENGTH"] = str(len(body))
+    return None
+
+
 class ApiInputMiddleware:
-    """Runs `request_problem` on every `/api/` request, answering the error envelope."""
+    """Runs `request_problem` and `body_problem` on every `/api/` request,
+    answering the error envelope."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest):
-        if request.path.startswith("/api/") and (problem := request_problem(request)):
+        if request.path.startswith("/api/") and (
+            problem := request_problem(request) or body_problem(request)
+        ):
             return JsonResponse(
                 {"error": problem.code, "detail": problem.detail, **problem.extra},
                 status=problem.status,

@@ -29,6 +29,7 @@ from django.utils import timezone
 from memory_app.access import access_store, store_read_q
 from memory_app.actors import Actor
 from memory_app.embeddings import embed_text
+from memory_app.errors import InvalidInput
 from memory_app.models import (
     LIVE_STATES,
     TRUST_WEIGHT,
@@ -159,7 +160,7 @@ def context_stores(actor: Actor, stores: Sequence[str] | None = None) -> dict[in
     its conversation (access_turn); others ask here.
     """
     if stores:
-        resolved = [access_store(actor, name) for name in stores]
+        resolved = [_access_listed_store(actor, name) for name in stores]
         return {store.pk: store for store in resolved}
     if actor.stores is not None:
         return dict(actor.stores)
@@ -169,6 +170,19 @@ def context_stores(actor: Actor, stores: Sequence[str] | None = None) -> dict[in
         .select_related("owner", "system", "conversation")
         .only(*STORE_FIELDS)
     }
+
+
+def _access_listed_store(actor: Actor, name: str) -> MemoryStore:
+    """`access_store` for one name of the `stores` argument: its refusals
+    name the argument the caller sent (`stores`), not `store`."""
+    try:
+        return access_store(actor, name)
+    except InvalidInput as error:
+        fields = {
+            "stores" if field == "store" else field: messages
+            for field, messages in error.extra["fields"].items()
+        }
+        raise InvalidInput(error.detail, fields=fields) from None
 
 
 def searchable_documents(

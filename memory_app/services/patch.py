@@ -70,8 +70,10 @@ def memory_patch(
     the new version keeps the head's source refs unless new ones are sent.
     The head is locked and its sha compared with `expected_sha256`: of two
     racing writers exactly one wins, the other gets 409 with the current
-    sha. Policy and scanner as for memory_remember. Emits
-    `memory.document.written`.
+    sha. Policy and scanner as for memory_remember. Content left empty (or
+    blank) is refused with 400, as a write of empty content is; a patch that
+    changes nothing writes no version. The outcome is always "updated".
+    Emits `memory.document.written`.
     """
     metadata = dict(metadata or {})
     store = document.store
@@ -82,6 +84,10 @@ def memory_patch(
     _check_sha(document, expected_sha256)
     new_content = content if content is not None else apply_edits(document.content, edits)
     check_sizes(content=new_content)
+    if (content is not None or edits) and not new_content.strip():
+        field = "content" if content is not None else "edits"
+        message = "A memory needs some content; memory_delete removes one."
+        raise InvalidInput(message, fields={field: [message]})
     with recording_refusals(actor, tool="memory_patch", **refusal_context):
         judged = _judge(document, new_content, metadata)
         with transaction.atomic():
@@ -98,7 +104,7 @@ def memory_patch(
                 judged = _judge(locked, new_content, metadata)
             kept_refs = head.refs
             new_refs = list(metadata.get("source_refs", kept_refs))
-            changed = head_update(
+            head_update(
                 locked,
                 change=ChangeKind.PATCH,
                 author=actor.agent,
@@ -112,7 +118,9 @@ def memory_patch(
                 previous=head.link,
                 **scan_record(judged.findings),
             )
-            result = WriteResult(locked, "updated" if changed else "unchanged")
+            # "updated" even when nothing changed (API.md): the version and
+            # sha tell whether a new version was written.
+            result = WriteResult(locked, "updated")
             event_record(
                 "memory.document.written",
                 actor=actor,

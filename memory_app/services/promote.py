@@ -16,10 +16,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from pgvector.django import CosineDistance
 
-from memory_app.access import access_store
+from memory_app.access import access_store, unexpired_q
 from memory_app.actors import Actor, actor_for
-from memory_app.errors import InvalidInput, NotFound
+from memory_app.errors import InvalidInput, NotFound, PolicyDenied
 from memory_app.models import (
+    LIVE_STATES,
     ChangeKind,
     DocState,
     DreamKind,
@@ -33,7 +34,7 @@ from memory_app.models import (
     Trust,
 )
 from memory_app.paths import path_error
-from memory_app.policy import check_can_review, check_can_write
+from memory_app.policy import check_can_review, check_can_write, check_document_writable
 from memory_app.services.documents import (
     document_create,
     embedding_for,
@@ -92,12 +93,16 @@ def memory_propose_promotion(
 ) -> Proposal:
     """Propose a conversation or user draft for a shared store.
 
-    Permission: read access to the draft (else 404), manage memory. The
-    content is scanned under the target store's rules (422, recorded). A
-    second identical open proposal returns the first. Emits
+    Permission: read access to the draft (else 404), manage memory. A
+    tombstoned or superseded draft cannot be proposed (403, as it cannot be
+    patched); a constrained one, held for review, can. The content is
+    scanned under the target store's rules (422, recorded). A second
+    identical open proposal returns the first. Emits
     `memory.promotion.proposed`.
     """
     check_can_write(actor)
+    with recording_refusals(actor, tool="memory_propose_promotion", document_id=str(document.pk)):
+        check_document_writable(document.state)
     if document.store.scope not in (Scope.CONVERSATION, Scope.USER):
         raise InvalidInput(
             "Only drafts in a conversation or user store can be proposed.",
@@ -185,9 +190,10 @@ def _draft_texts(
 
 
 def similar_in(store: MemoryStore, document: MemoryDocument, path: str) -> list[MemoryDocument]:
-    """The target store's documents closest in meaning (at least SIMILAR_MIN),
-    for the reviewer; the document at the target path is left out: the diff
-    already shows it."""
+    """The target store's live documents closest in meaning (at least
+    SIMILAR_MIN), for the reviewer; one past its expiry is not in the store
+    any more, though the expiry job may not have marked it yet. The document
+    at the target path is left out: the diff already shows it."""
     if document.embedding is None:
         return []
     distance = CosineDistance("embedding", document.embedding)
@@ -198,6 +204,7 @@ def similar_in(store: MemoryStore, document: MemoryDocument, path: str) -> list[
             embedding__isnull=False,
             embedding_model=document.embedding_model,
         )
+        .filter(unexpired_q())
         .exclude(path=path)
         .alias(distance=distance)
         .filter(distance__lte=1 - SIMILAR_MIN)
@@ -226,8 +233,9 @@ def promotion_approve(
 ) -> MemoryDocument:
     """Apply a proposal: the (possibly edited) content lands in the target store.
 
-    Permission: "review promotions", humans only. Re-scans what is applied,
-    and the note, which becomes the version's reason (422, recorded).
+    Permission: "review promotions", humans only. An agent's proposal whose
+    draft is no longer live is refused (403). Re-scans what is applied, and
+    the note, which becomes the version's reason (422, recorded).
     Writes a `promote` version with `admin_approved` trust, superseding what
     the target path held; the draft is untouched. A merge's members step
     aside for it, except those in `keep_apart` (ids): a member the reviewer
@@ -264,6 +272,7 @@ def promotion_approve(
     with transaction.atomic():
         # Decided by someone else meanwhile: NotFound. Proposals never change.
         item = _open_item(item_id)
+        _check_draft_live(item)
         target = _apply(item, user, fields, embedding, version_kwargs, note, keep_apart)
         event_record(
             "memory.promotion.approved",
@@ -279,6 +288,27 @@ def promotion_approve(
             },
         )
     return target
+
+
+def _check_draft_live(item: DreamReviewItem) -> None:
+    """Refuse an agent's proposal whose draft was deleted (a human confirmed
+    it) or superseded after it was proposed: approving would land text that
+    is gone into shared memory. The draft is locked until the approval
+    commits, so a deletion confirmed meanwhile waits for it or is seen here.
+    """
+    if item.action != ReviewAction.PROMOTE or item.source_version is None:
+        return
+    state = (
+        MemoryDocument.objects.select_for_update(of=("self",))
+        .filter(pk=item.source_version.document_id)
+        .values_list("state", flat=True)
+        .get()
+    )
+    if state not in LIVE_STATES:
+        raise PolicyDenied(
+            f"The proposed memory was {state} after it was proposed; reject the proposal.",
+            reason="document_not_active",
+        )
 
 
 def _members_kept_apart(item: DreamReviewItem, ids: Collection) -> frozenset:

@@ -190,12 +190,12 @@ def test_new_evidence_alone_is_a_new_version(tools, draft):
     assert tools.ok("memory_read", {"id": draft["id"]})["source_refs"] == refs
 
 
-def test_the_same_metadata_again_is_unchanged(tools, draft):
+def test_the_same_metadata_again_is_updated_without_a_new_version(tools, draft):
     body = tools.ok(
         "memory_patch",
         {"id": draft["id"], "expected_sha256": draft["sha256"], "importance": 8},
     )
-    assert body["outcome"] == "unchanged" and body["version"] == 1
+    assert body["outcome"] == "updated" and body["version"] == 1
 
 
 @pytest.mark.parametrize(
