@@ -9,7 +9,12 @@ from django.db import transaction
 from memory_app.actors import Actor
 from memory_app.errors import Conflict, InvalidInput
 from memory_app.models import ChangeKind, MemoryDocument, Trust
-from memory_app.policy import check_document_writable, check_store_write, check_write_quota
+from memory_app.policy import (
+    check_agent_may_overwrite,
+    check_document_writable,
+    check_store_write,
+    check_write_quota,
+)
 from memory_app.safety.registry import Finding
 from memory_app.services.documents import WriteResult, embedding_for, head_update, vector_holds
 from memory_app.services.events import event_record
@@ -81,6 +86,7 @@ def memory_patch(
     with recording_refusals(actor, tool="memory_patch", **refusal_context):
         check_store_write(actor, store, doc_type=document.doc_type)
         check_document_writable(document.state)
+        check_agent_may_overwrite(document)
     _check_sha(document, expected_sha256)
     new_content = content if content is not None else apply_edits(document.content, edits)
     check_sizes(content=new_content)
@@ -101,6 +107,7 @@ def memory_patch(
                 # Another writer changed the metadata (or the state) since the
                 # document was read: what this patch keeps is what it left.
                 check_document_writable(locked.state)
+                check_agent_may_overwrite(locked)
                 judged = _judge(locked, new_content, metadata)
             kept_refs = head.refs
             new_refs = list(metadata.get("source_refs", kept_refs))

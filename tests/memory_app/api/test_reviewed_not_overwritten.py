@@ -31,9 +31,12 @@ def _unchanged(document: MemoryDocument) -> None:
     assert (now.trust, now.version, now.content) == (Trust.ADMIN_APPROVED, 1, POOL)
 
 
-def test_a_write_to_the_path_of_reviewed_memory_is_refused(caller_for, manager, reviewed):
+@pytest.mark.parametrize("tool", ["memory_remember", "memory_patch"])
+def test_a_write_to_the_path_of_reviewed_memory_is_refused(caller_for, manager, reviewed, tool):
     body = {"store": "system:payments", "path": "db/pool", "content": "Pool size is 50 now."}
-    response = caller_for(manager)("memory_remember", body)
+    if tool == "memory_patch":
+        body["expected_sha256"] = reviewed.content_sha256
+    response = caller_for(manager)(tool, body)
     assert response.status_code == 403
     assert (response.json()["error"], response.json()["reason"]) == (
         "policy_denied",
