@@ -119,6 +119,7 @@ class ChatExtractor:
             return result
         for item in proposed:
             if not isinstance(item, dict):
+                result.skipped.append(Skip("malformed_draft"))
                 continue
             kind = item.get("kind")
             content = str(item.get("content") or "").strip()

@@ -4,21 +4,28 @@ It looks for the four things runs reliably state when they learned
 something: a Learnings/Lessons section, labelled root cause / fix /
 verified-by statements, the commands after which the problem went away,
 and preferences the user stated. Anything else is left alone: a chatty run
-yields nothing rather than a pile of weak drafts.
+yields nothing rather than a pile of weak drafts. What matched one of the
+patterns but is not kept is reported with the reason, because a run whose
+fix or preference vanished without a word cannot be told from a run that
+had none.
 """
 
 import re
 from collections.abc import Iterator, Sequence
 
-from memory_app.capture.transcript import Draft, Extraction, Message, Skip, Span
+from memory_app.capture import commands
+from memory_app.capture.transcript import Draft, Extraction, Message, Skip, Span, lines
 from memory_app.services.titles import title_from_content
 
 MIN_CHARS = 20
 TITLE_CHARS = 90
 MAX_COMMANDS = 5
 USER_ROLES = {"user", "human"}
-
-_LINE = re.compile(r"[^\n]*(?:\n|$)")
+# Why a command the run changed something with is not in the incident draft.
+COMMAND_SKIPS = {
+    commands.FAILED: "command_failed",
+    commands.UNCONFIRMED: "command_not_confirmed",
+}
 _SECTION_NAMES = {
     f"{prefix}{name}"
     for prefix in ("", "key ", "run ")
@@ -62,48 +69,24 @@ _PROSE = (
         ),
     ),
 )
-_FENCE = re.compile(r"^\s*```\s*([\w-]*)\s*$")
-_SHELL_FENCES = {"", "sh", "bash", "shell", "console", "zsh"}
-_PROMPT = re.compile(r"^\s*\$\s+(\S.*)")
-_READ_ONLY = re.compile(
-    r"^(?:sudo\s+)?(?:"
-    r"kubectl(?:\s+(?:-n|--namespace|--context)\s+\S+|\s+--?\S+)*\s+"
-    r"(?:get|describe|logs|top|explain)|"
-    r"helm\s+(?:status|list|get|history)|docker\s+(?:ps|logs|inspect)|systemctl\s+status|"
-    r"git\s+(?:log|status|diff|show)|"
-    r"cat|ls|grep|rg|tail|head|less|echo|ps|df|du|free|journalctl|dig|nslookup|ping|which"
-    r")\b"
-)
-_RESOLVED = re.compile(
-    r"\b(?:resolved|fixed|recovered|healthy|back to normal|is working|works now|succeed(?:s|ed)?|"
-    r"all green|error rate (?:is )?back|alert (?:has )?cleared)\b",
+_PROBLEM = re.compile(
+    r"\b(?:incident|outage|alert|paged|crash\w*|fail(?:s|ed|ing|ure)?|errors?|degraded|down|"
+    r"broken|stuck|not working|timing out|timed out|root cause|5\d\ds?|5xx)\b",
     re.I,
 )
-_FAILED = re.compile(
-    r"\b(?:error(?!\s+rate)|failed|failure|still (?:failing|broken|down|crash\w*)|denied|"
-    r"crashloop\w*|not found|timed out)\b",
-    re.I,
-)
-_INCIDENT = re.compile(
-    r"\b(?:incident|outage|alert|paged|crash\w*|failing|degraded|root cause|5\d\d errors?)\b",
-    re.I,
-)
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# Where a sentence ends: a stop followed by the end of the line or by a word
+# that does not start in lower case, so "e.g. one line" stays one sentence.
+_STOP = re.compile(r"(?<![.!?])[.!?]++(?=\s++[^\sa-z0-9]|\s*+$)")
+_REQUEST = re.compile(r"\bplease\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[,;:\u2014\u2013]|\s-\s")
 _PREFERENCE = re.compile(
-    r"\b(?:I(?:'d| would)? (?:always |usually |really )?(?:prefer|rather)|I like .+ better|"
-    r"please (?:always|never|don't|do not|stop)|(?:always|never) (?:use|run|push|deploy|commit|"
-    r"ask|write|reply|answer|include|put|merge|force)|don't (?:ever )?(?:use|run|push|deploy)|"
+    r"\b(?:I(?:['\u2019]d| would)? (?:always |usually |really )?(?:prefer|rather)|I like .+ better|"
+    r"please (?:always|never|don['\u2019]t|do not|stop)|(?:always|never) (?:use|run|push|deploy|"
+    r"commit|ask|write|reply|answer|include|put|merge|force)|"
+    r"don['\u2019]t (?:ever )?(?:use|run|push|deploy)|"
     r"from now on|going forward|my preference is)\b",
     re.I,
 )
-
-
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, line without its newline) for each line of `text`."""
-    for match in _LINE.finditer(text):
-        if match.start() == len(text) and not match.group():
-            return
-        yield match.start(), match.group().rstrip("\n")
 
 
 def _is_section(line: str) -> bool:
@@ -123,18 +106,18 @@ def _clean(text: str) -> str:
 
 def learnings(message: Message) -> Iterator[tuple[str, Span]]:
     """Each item of each Learnings/Lessons section, with its span."""
-    lines = list(_lines(message.text))
+    rows = list(lines(message.text))
     i = 0
-    while i < len(lines):
-        if not _is_section(lines[i][1]):
+    while i < len(rows):
+        if not _is_section(rows[i][1]):
             i += 1
             continue
         i += 1
         item: list[tuple[int, str]] = []
         items: list[list[tuple[int, str]]] = []
-        while i < len(lines):
-            offset, line = lines[i]
-            if _HEADING.match(line) or _is_section(line) or _FENCE.match(line):
+        while i < len(rows):
+            offset, line = rows[i]
+            if _HEADING.match(line) or _is_section(line) or commands.FENCE.match(line):
                 break
             bullet = _BULLET.match(line)
             if bullet:
@@ -148,7 +131,7 @@ def learnings(message: Message) -> Iterator[tuple[str, Span]]:
                     item = [(offset, line.strip())]
                 else:
                     break
-            elif item and i + 1 < len(lines) and not _BULLET.match(lines[i + 1][1]):
+            elif item and i + 1 < len(rows) and not _BULLET.match(rows[i + 1][1]):
                 break
             i += 1
         if item:
@@ -159,131 +142,137 @@ def learnings(message: Message) -> Iterator[tuple[str, Span]]:
             yield _clean(" ".join(text for _, text in parts)), Span(message.index, start, end)
 
 
-def statements(messages: Sequence[Message]) -> dict[str, tuple[str, Span]]:
-    """The last root cause, fix and verification the run stated.
+def statements(messages: Sequence[Message]) -> tuple[dict[str, tuple[str, Span]], list[str]]:
+    """The last root cause, fix and verification the run stated, and those they replace.
 
     The last, because a run's final report corrects its early guesses. A
-    labelled line ("Root cause: …") wins over a sentence in prose.
+    labelled line ("Root cause: …") wins over a sentence in prose. The
+    replaced ones come back as "Label: text", each different text once.
     """
-    labelled: dict[str, tuple[str, Span]] = {}
-    prose: dict[str, tuple[str, Span]] = {}
+    found: list[tuple[bool, str, str, Span]] = []
     for message in messages:
-        for offset, line in _lines(message.text):
+        for offset, line in lines(message.text):
             match = _LABEL.match(line)
             if match:
                 label = _LABEL_NAMES[re.sub(r"\s+", " ", match.group("label").lower())]
                 text = match.group("text").rstrip()
                 end = offset + match.start("text") + len(text)
-                labelled[label] = (_clean(text), Span(message.index, offset + match.start(), end))
+                span = Span(message.index, offset + match.start(), end)
+                found.append((True, label, _clean(text), span))
                 continue
             for label, pattern in _PROSE:
-                for found in pattern.finditer(line):
-                    span = Span(message.index, offset + found.start(), offset + found.end())
-                    prose[label] = (_clean(found.group(1)), span)
-    return {**prose, **labelled}
+                for prose in pattern.finditer(line):
+                    span = Span(message.index, offset + prose.start(), offset + prose.end())
+                    found.append((False, label, _clean(prose.group(1)), span))
+    chosen = {label: (text, span) for _, label, text, span in sorted(found, key=lambda f: f[0])}
+    replaced = []
+    for _, label, text, _ in found:
+        line = f"{label}: {text}"
+        if text.lower() != chosen[label][0].lower() and line not in replaced:
+            replaced.append(line)
+    return chosen, replaced
 
 
-def _commands(message: Message) -> Iterator[tuple[str, int, int]]:
-    """(command, start, end) for shell prompts and lines of shell code blocks."""
-    fence = None
-    for offset, line in _lines(message.text):
-        opening = _FENCE.match(line)
-        if opening:
-            fence = None if fence is not None else opening.group(1).lower()
-            continue
-        prompt = _PROMPT.match(line)
-        if prompt:
-            command = prompt.group(1).rstrip()
-            yield command, offset + prompt.start(1), offset + prompt.start(1) + len(command)
-        elif fence in _SHELL_FENCES and fence != "console" and line.strip():
-            yield line.strip(), offset, offset + len(line)
-
-
-def resolving_commands(messages: Sequence[Message]) -> list[tuple[str, Span]]:
-    """Changing commands followed by a sign of recovery and no sign of failure.
-
-    The evidence is the text after the command up to the next command,
-    looking at most two messages ahead (a tool result, then the agent's
-    comment on it).
-    """
-    found = [
-        (command, message.index, start, end)
-        for message in messages
-        for command, start, end in _commands(message)
-    ]
-    resolved = []
-    for n, (command, index, start, end) in enumerate(found):
-        if _READ_ONLY.match(command):
-            continue
-        following = found[n + 1] if n + 1 < len(found) else None
-        window = []
-        for message in messages[index : index + 3]:
-            text = message.text[end:] if message.index == index else message.text
-            if following and following[1] == message.index:
-                stop = following[2] - (end if message.index == index else 0)
-                window.append(text[: max(stop, 0)])
-                break
-            window.append(text)
-        evidence = "\n".join(window)
-        if _RESOLVED.search(evidence) and not _FAILED.search(evidence):
-            resolved.append((command, Span(index, start, end)))
-    return resolved[-MAX_COMMANDS:]
-
-
-def preferences(message: Message) -> Iterator[tuple[str, Span]]:
+def preferences(message: Message) -> Iterator[tuple[str, Span, bool]]:
     """Sentences of user messages (or 'User:' lines) that state a preference.
 
-    A question ("should we always squash?") states none.
+    Each comes with whether it was asked rather than stated: "should we
+    always use UTC?" states none, while in "I prefer short answers, ok?"
+    the preference is a clause of its own and the question is only the tag,
+    and "could you please always …?" is a request in a question's form.
     """
-    for offset, line in _lines(message.text):
+    for offset, line in lines(message.text):
         body_start = 0
         if message.role not in USER_ROLES:
             speaker = re.match(r"^\s*(?:user|human)\s*:\s*", line, re.I)
             if not speaker:
                 continue
             body_start = speaker.end()
-        for sentence in _SENTENCE.finditer(line, body_start):
-            if _PREFERENCE.search(sentence.group()) and not sentence.group().rstrip().endswith("?"):
-                text = sentence.group().strip()
-                start = (
-                    offset
-                    + sentence.start()
-                    + (len(sentence.group()) - len(sentence.group().lstrip()))
+        for start, end in _sentences(line, body_start):
+            sentence = line[start:end]
+            stated = _PREFERENCE.search(sentence)
+            if stated:
+                asked = (
+                    sentence.endswith("?")
+                    and not _CLAUSE_BREAK.search(sentence, stated.end())
+                    and not _REQUEST.search(sentence)
                 )
-                yield text, Span(message.index, start, start + len(text))
+                yield sentence, Span(message.index, offset + start, offset + end), asked
 
 
-def _incident(messages: Sequence[Message]) -> list[Draft]:
+def _sentences(line: str, start: int) -> Iterator[tuple[int, int]]:
+    """[start, end) of each sentence of `line` from `start`, without surrounding space."""
+    for stop in [*_STOP.finditer(line, start), None]:
+        end = stop.end() if stop else len(line)
+        text = line[start:end]
+        if text.strip():
+            lead = len(text) - len(text.lstrip())
+            yield start + lead, start + len(text.rstrip())
+        start = end
+
+
+def _resolving(messages: Sequence[Message], skipped: list[Skip]) -> list[tuple[str, Span]]:
+    """The last MAX_COMMANDS commands that resolved the run's problem.
+
+    Every other command that changed something is reported in `skipped`:
+    one that failed or that nothing confirmed, and all of them when the
+    run never states a problem to resolve (installing a package and
+    reading "succeeded" is no runbook).
+    """
+    resolved = []
+    for outcome in commands.outcomes(messages):
+        if outcome.verdict == commands.RESOLVED:
+            resolved.append((outcome.command, outcome.span))
+        else:
+            skipped.append(Skip(COMMAND_SKIPS[outcome.verdict], outcome.command, "command"))
+    if resolved and not any(_PROBLEM.search(m.text) for m in messages):
+        skipped += [Skip("no_problem_stated", command, "command") for command, _ in resolved]
+        return []
+    skipped += [
+        Skip("over_command_limit", command, "command") for command, _ in resolved[:-MAX_COMMANDS]
+    ]
+    return resolved[-MAX_COMMANDS:]
+
+
+def _incident(messages: Sequence[Message], skipped: list[Skip]) -> list[Draft]:
     """One incident draft from the labelled statements and resolving commands.
 
     A verification alone says nothing worth recalling; it needs a root
     cause, a fix or a command that made the difference.
     """
-    labelled = statements(messages)
-    commands = resolving_commands(messages)
-    if not any(_INCIDENT.search(m.text) for m in messages):
-        commands = []
+    labelled, replaced = statements(messages)
+    skipped += [Skip("superseded_by_later_statement", line, "incident") for line in replaced]
+    resolved = _resolving(messages, skipped)
     headline = labelled.get("Root cause") or labelled.get("Fix")
-    if headline is None and not commands:
+    if headline is None and not resolved:
+        skipped += [
+            Skip("no_cause_or_fix", f"{label}: {text}", "incident")
+            for label, (text, _) in labelled.items()
+        ]
         return []
     order = [label for label in ("Root cause", "Fix", "Verified by") if label in labelled]
-    lines = [f"{label}: {labelled[label][0]}" for label in order]
+    content = [f"{label}: {labelled[label][0]}" for label in order]
     spans = [labelled[label][1] for label in order]
-    if commands:
-        lines.append("Commands that resolved it:")
-        lines += [f"- `{command}`" for command, _ in commands]
-        spans += [span for _, span in commands]
+    if resolved:
+        content.append("Commands that resolved it:")
+        content += [f"- `{command}`" for command, _ in resolved]
+        spans += [span for _, span in resolved]
     if headline is None:
-        title = _title("Resolved with", commands[-1][0])
-        return [Draft("command", title, "\n".join(lines), "runbook", tuple(spans))]
+        title = _title("Resolved with", resolved[-1][0])
+        return [Draft("command", title, "\n".join(content), "runbook", tuple(spans))]
     title = _title("Incident", headline[0])
-    return [Draft("incident", title, "\n".join(lines), "incident", tuple(spans))]
+    return [Draft("incident", title, "\n".join(content), "incident", tuple(spans))]
 
 
 def extract(messages: Sequence[Message]) -> Extraction:
-    """Drafts in transcript order: incident summary first, then learnings, then preferences."""
+    """Drafts in transcript order: incident summary first, then learnings, then preferences.
+
+    Every candidate left out is in `skipped` with the reason, so a caller
+    can tell a run that said nothing worth keeping from one the patterns
+    read differently than its author meant.
+    """
     result = Extraction()
-    result.drafts += _incident(messages)
+    result.drafts += _incident(messages, result.skipped)
     for message in messages:
         for text, span in learnings(message):
             if len(text) < MIN_CHARS:
@@ -291,7 +280,10 @@ def extract(messages: Sequence[Message]) -> Extraction:
                 continue
             result.drafts.append(Draft("learning", _title("", text), text, "note", (span,)))
     for message in messages:
-        for text, span in preferences(message):
+        for text, span, asked in preferences(message):
+            if asked:
+                result.skipped.append(Skip("question_not_preference", text, "preference"))
+                continue
             result.drafts.append(
                 Draft("preference", _title("Preference", text), text, "user_preference", (span,))
             )

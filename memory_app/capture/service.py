@@ -8,7 +8,7 @@ undo the others: the answer says which were kept and why the rest were not.
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from django.conf import settings
@@ -30,6 +30,10 @@ from memory_app.services.versions import SourceRef
 
 EXCERPT_CHARS = 200
 SLUG_CHARS = 60
+# Each quote is scanned on its own, a few milliseconds apiece, and a long
+# run can leave thousands of commands unconfirmed: past this many, what the
+# extractors left out is still listed with its reason, only unquoted.
+QUOTED_SKIPS = 50
 
 
 class Extractor(Protocol):
@@ -49,6 +53,18 @@ def excerpt(text: str) -> str:
     quote's end would no longer be recognised.
     """
     return "" if scan_fields({"content": text}, conversation_store=False) else text[:EXCERPT_CHARS]
+
+
+def _quoted(skipped: list[Skip]) -> list[Skip]:
+    """The extractors' skips, each quote passed through `excerpt` like a draft's.
+
+    The extractors quote the transcript as it is, secrets included.
+    """
+    quotes: dict[str, str] = {}
+    for skip in skipped:
+        if skip.excerpt and skip.excerpt not in quotes and len(quotes) < QUOTED_SKIPS:
+            quotes[skip.excerpt] = excerpt(skip.excerpt)
+    return [replace(skip, excerpt=quotes.get(skip.excerpt, "")) for skip in skipped]
 
 
 def _path(draft: Draft) -> str:
@@ -109,7 +125,7 @@ def memory_capture(
         extra = model.extract(messages)
         extraction.drafts += extra.drafts
         extraction.skipped += extra.skipped
-    result = CaptureResult(skipped=list(extraction.skipped))
+    result = CaptureResult(skipped=_quoted(extraction.skipped))
     drafts = _distinct(extraction.drafts, result)
     cap = settings.MEMORY_CAPTURE_MAX_DRAFTS
     for draft in drafts[cap:]:

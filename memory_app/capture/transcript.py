@@ -1,6 +1,10 @@
 """A transcript as capture sees it: messages, spans, and drafts pointing at spans."""
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+_LINE = re.compile(r"[^\n]*(?:\n|$)")
 
 
 @dataclass(frozen=True)
@@ -55,3 +59,11 @@ def messages_from(*, text: str | None = None, messages=None) -> list[Message]:
     if text is not None:
         return [Message(0, "transcript", text)]
     return [Message(i, m["role"].lower(), m["content"]) for i, m in enumerate(messages or ())]
+
+
+def lines(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, line without its newline) for each line of `text`."""
+    for match in _LINE.finditer(text):
+        if match.start() == len(text) and not match.group():
+            return
+        yield match.start(), match.group().rstrip("\n")

@@ -104,3 +104,63 @@ CHATTY = [
         "Ping me when you're back.",
     },
 ]
+
+# The fix is confirmed only after a check, the user's preference carries a
+# question tag, and the agent's word on the fix comes two messages later.
+RESTART_CHECKED = [
+    {
+        "role": "user",
+        "content": "Orders are failing on checkout since the configmap change at 09:10. "
+        "I prefer short answers, can you just tell me what you ran?",
+    },
+    {
+        "role": "assistant",
+        "content": "The pods still run the old config. Restarting them.\n"
+        "$ kubectl rollout restart deploy/checkout",
+    },
+    {"role": "tool", "content": "deployment.apps/checkout restarted"},
+    {"role": "assistant", "content": "$ kubectl get pods -l app=checkout"},
+    {
+        "role": "tool",
+        "content": "NAME                        READY   STATUS    RESTARTS   AGE\n"
+        "checkout-5c8d7f9b4-4hx2p    1/1     Running   0          41s\n"
+        "checkout-5c8d7f9b4-n7wq8    1/1     Running   0          38s",
+    },
+    {"role": "assistant", "content": "It works now."},
+    {
+        "role": "assistant",
+        "content": "Root cause: checkout reads its configmap only at start, so the 09:10 change "
+        "never reached the running pods.\n\n"
+        "### Learnings\n"
+        "- After changing the checkout configmap, restart the deployment; running pods keep "
+        "the old values.\n"
+        "- A rollout restart of checkout keeps two pods ready throughout, so it is safe in "
+        "business hours.",
+    },
+]
+
+# What a run tried before the fix worked: a command that failed, one whose
+# outcome it never stated, an early guess at the cause it later corrected,
+# and a question the user asked rather than a preference.
+TRIED_BEFORE_THE_FIX = [
+    {
+        "role": "user",
+        "content": "Search is timing out for every customer. Should we always use the "
+        "replica for search?",
+    },
+    {
+        "role": "assistant",
+        "content": "The root cause is probably the cache. Flushing it.\n"
+        "$ redis-cli -h search-cache FLUSHALL",
+    },
+    {"role": "tool", "content": "OK"},
+    {"role": "assistant", "content": "$ kubectl -n search scale deploy/search-api --replicas=6"},
+    {"role": "tool", "content": "Error from server (Forbidden): deployments.apps is forbidden"},
+    {"role": "assistant", "content": "$ kubectl -n search rollout undo deploy/search-api"},
+    {"role": "tool", "content": "deployment.apps/search-api rolled back"},
+    {"role": "assistant", "content": "Search answers in 80 ms again and the alert cleared."},
+    {
+        "role": "assistant",
+        "content": "Root cause: release 3.2 dropped the index hint on the customer query.",
+    },
+]

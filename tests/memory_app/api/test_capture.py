@@ -10,8 +10,10 @@ from tests.memory_app.api.capture_transcripts import (
     CHATTY,
     INCIDENT_WITH_LEARNINGS,
     INCIDENT_WITHOUT_LEARNINGS,
+    RESTART_CHECKED,
     SECRET_LEAK,
     TOKEN,
+    TRIED_BEFORE_THE_FIX,
 )
 
 pytestmark = pytest.mark.django_db
@@ -215,3 +217,183 @@ def test_a_skipped_draft_holding_a_secret_is_reported_without_an_excerpt(tools, 
     response = tools("memory_capture", {"transcript": report})
     assert TOKEN[:12] not in response.content.decode()
     assert response.json()["skipped"] == [{"reason": "over_draft_limit", "kind": "learning"}]
+
+
+def test_a_fix_confirmed_after_a_check_keeps_its_command_and_the_users_preference(tools):
+    body = capture(tools, messages=RESTART_CHECKED)
+    assert [k["kind"] for k in body["kept"]] == ["incident", "learning", "learning", "preference"]
+    assert body["skipped"] == []
+    incident = tools.ok("memory_read", {"id": body["kept"][0]["id"]})
+    assert incident["content"].endswith(
+        "Commands that resolved it:\n- `kubectl rollout restart deploy/checkout`"
+    )
+    assert "get pods" not in incident["content"]
+    assert "kubectl rollout restart deploy/checkout" in [
+        quoted(r, RESTART_CHECKED) for r in spans(tools, incident["id"])
+    ]
+    preference = tools.ok("memory_read", {"id": body["kept"][3]["id"]})
+    assert preference["doc_type"] == "user_preference"
+    assert preference["content"] == "I prefer short answers, can you just tell me what you ran?"
+
+
+def test_every_candidate_left_out_is_named_with_its_reason(tools):
+    body = capture(tools, messages=TRIED_BEFORE_THE_FIX)
+    [kept] = body["kept"]
+    content = tools.ok("memory_read", {"id": kept["id"]})["content"]
+    assert content.endswith("- `kubectl -n search rollout undo deploy/search-api`")
+    assert body["skipped"] == [
+        {
+            "reason": "superseded_by_later_statement",
+            "kind": "incident",
+            "excerpt": "Root cause: probably the cache",
+        },
+        {
+            "reason": "command_not_confirmed",
+            "kind": "command",
+            "excerpt": "redis-cli -h search-cache FLUSHALL",
+        },
+        {
+            "reason": "command_failed",
+            "kind": "command",
+            "excerpt": "kubectl -n search scale deploy/search-api --replicas=6",
+        },
+        {
+            "reason": "question_not_preference",
+            "kind": "preference",
+            "excerpt": "Should we always use the replica for search?",
+        },
+    ]
+
+
+def after_a_restart(*words: str) -> list[dict]:
+    return [
+        {"role": "user", "content": "Checkout is down, orders fail with 502."},
+        {"role": "assistant", "content": "$ kubectl -n shop rollout restart deploy/checkout"},
+        {"role": "tool", "content": "deployment.apps/checkout restarted"},
+        *({"role": "assistant", "content": text} for text in words),
+    ]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("It works now.",),
+        ("$ kubectl -n shop rollout status deploy/checkout", "It works now."),
+        ("$ curl -s https://shop.internal/checkout/healthz", "ok", "Checkout is healthy again."),
+        ("It works now, no more failed orders.",),
+        ("The 502 errors are gone and checkout is back to normal.",),
+    ],
+)
+def test_a_change_the_run_says_worked_is_kept_as_what_resolved_it(tools, words):
+    body = capture(tools, messages=after_a_restart(*words))
+    [kept] = body["kept"]
+    assert kept["kind"] == "command" and body["skipped"] == []
+    content = tools.ok("memory_read", {"id": kept["id"]})["content"]
+    assert content.splitlines()[1:] == ["- `kubectl -n shop rollout restart deploy/checkout`"]
+
+
+def test_a_reading_command_whose_output_is_written_to_a_file_can_be_the_fix(tools):
+    run = [
+        {"role": "user", "content": "The app cannot reach db.internal, every connection fails."},
+        {"role": "assistant", "content": "$ cat /etc/hosts"},
+        {"role": "tool", "content": "127.0.0.1 localhost"},
+        {"role": "assistant", "content": "$ echo '10.0.0.5 db.internal' | sudo tee -a /etc/hosts"},
+        {"role": "tool", "content": "10.0.0.5 db.internal"},
+        {"role": "assistant", "content": "The app is healthy again."},
+    ]
+    body = capture(tools, messages=run)
+    [kept] = body["kept"]
+    assert body["skipped"] == []
+    content = tools.ok("memory_read", {"id": kept["id"]})["content"]
+    assert content.splitlines()[1:] == ["- `echo '10.0.0.5 db.internal' | sudo tee -a /etc/hosts`"]
+
+
+@pytest.mark.parametrize(
+    ("words", "reason"),
+    [
+        (("It is not fixed yet, the pods still crash.",), "command_failed"),
+        (("$ kubectl -n shop get pods", "checkout-1 0/1 CrashLoopBackOff"), "command_failed"),
+        (("Let me look at the logs next.",), "command_not_confirmed"),
+    ],
+)
+def test_a_change_nothing_confirmed_is_reported_not_kept(tools, words, reason):
+    body = capture(tools, messages=after_a_restart(*words))
+    assert body == {
+        "kept": [],
+        "skipped": [
+            {
+                "reason": reason,
+                "kind": "command",
+                "excerpt": "kubectl -n shop rollout restart deploy/checkout",
+            }
+        ],
+    }
+    assert not captured().exists()
+
+
+def test_a_run_without_a_problem_reports_its_commands_and_bare_verification(tools):
+    setup = [
+        {"role": "user", "content": "Set up the docs site locally."},
+        {"role": "assistant", "content": "$ npm ci"},
+        {"role": "tool", "content": "added 812 packages in 14s"},
+        {"role": "assistant", "content": "The install succeeded.\nVerified by: npm run build"},
+    ]
+    body = capture(tools, messages=setup)
+    assert body == {
+        "kept": [],
+        "skipped": [
+            {"reason": "no_problem_stated", "kind": "command", "excerpt": "npm ci"},
+            {
+                "reason": "no_cause_or_fix",
+                "kind": "incident",
+                "excerpt": "Verified by: npm run build",
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I\u2019d prefer UTC timestamps in incident notes.",
+        "I prefer short answers, e.g. one line per step.",
+        "I prefer short answers, ok?",
+        "Could you please always post the rollback command before you run it?",
+    ],
+)
+def test_a_preference_in_the_users_own_words_is_kept_whole(tools, said):
+    body = capture(tools, messages=[{"role": "user", "content": f"Thanks for the fix. {said}"}])
+    assert body["skipped"] == []
+    [kept] = body["kept"]
+    assert tools.ok("memory_read", {"id": kept["id"]})["content"] == said
+
+
+def test_a_skipped_command_holding_a_secret_is_reported_without_an_excerpt(tools):
+    run = [
+        {"role": "user", "content": "Image pushes fail with 401 since this morning."},
+        {"role": "assistant", "content": f"$ docker login -u ci -p {TOKEN} registry.example.com"},
+        {"role": "tool", "content": "Error response from daemon: unauthorized"},
+    ]
+    response = tools("memory_capture", {"messages": run})
+    assert response.status_code == 200
+    assert TOKEN[:12] not in response.content.decode()
+    assert response.json() == {
+        "kept": [],
+        "skipped": [{"reason": "command_failed", "kind": "command"}],
+    }
+
+
+def test_a_long_run_lists_every_unconfirmed_command_and_quotes_the_first_fifty(tools):
+    steps = [{"role": "user", "content": "The nightly import job fails on every batch."}]
+    for batch in range(60):
+        steps += [
+            {"role": "assistant", "content": f"$ ./import --batch {batch} --retry"},
+            {"role": "tool", "content": f"batch {batch} queued"},
+        ]
+    skipped = capture(tools, messages=steps)["skipped"]
+    assert len(skipped) == 60
+    assert {(s["reason"], s["kind"]) for s in skipped} == {("command_not_confirmed", "command")}
+    assert [s.get("excerpt") for s in skipped[:50]] == [
+        f"./import --batch {batch} --retry" for batch in range(50)
+    ]
+    assert not any("excerpt" in s for s in skipped[50:])

@@ -27,6 +27,7 @@ ANSWER = {
             "quote": "the registry goes down every Friday",
         },
         {"kind": "gossip", "title": "x", "content": "y", "quote": "z"},
+        "Registry tokens expire after 90 days",
     ]
 }
 
@@ -92,6 +93,8 @@ def test_model_drafts_are_kept_only_when_their_quote_is_in_the_transcript(
     assert [r["ref"] for r in refs] == ["run-1#m1:" + span(SECRET_LEAK[1]["content"])]
     reasons = [s["reason"] for s in body["skipped"]]
     assert {"no_source_span", "malformed_draft", "write_blocked"} <= set(reasons)
+    # The unknown kind and the bare string: nothing the model proposed goes unmentioned.
+    assert reasons.count("malformed_draft") == 2
     assert not MemoryDocument.objects.filter(content__contains="every Friday").exists()
 
 
