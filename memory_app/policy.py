@@ -188,6 +188,18 @@ def check_can_review(user, doing: str = "Deciding promotions") -> None:
         raise PermissionDenied(f"{doing} needs the review right.")
 
 
+def check_can_approve(user) -> None:
+    """Approving writes shared memory: it needs the review right and, like
+    every other change a curator makes, "manage memory", which a group may
+    revoke."""
+    check_can_review(user)
+    if not has_memory_permission(user, "manage_memory"):
+        raise PermissionDenied(
+            "Approving changes shared memory and needs manage memory, "
+            "which one of your groups revokes."
+        )
+
+
 def check_document_writable(state: str) -> None:
     if state in (DocState.TOMBSTONED, DocState.SUPERSEDED):
         raise PolicyDenied(

@@ -12,7 +12,7 @@ from memory_app.models import (
 )
 from memory_app.safety.registry import scan_fields
 from memory_app.services.constrain import documents_constrain
-from memory_app.services.promote import _draft_texts, similar_in
+from memory_app.services.promote import draft_texts, similar_in
 from memory_app.services.review_items import review_item_open
 
 
@@ -48,7 +48,7 @@ def propose(
     source_version = document.versions.get(version=document.version)
     text = {"title": document.title, "content": document.content if content is None else content}
     findings = scan_fields(
-        {"target_path": target_path, **_draft_texts(source_version, text["content"])},
+        {"target_path": target_path, **draft_texts(source_version, text["content"])},
         conversation_store=target_store.scope == Scope.CONVERSATION,
     )
     if action != ReviewAction.TOMBSTONE and any(f.blocking for f in findings):

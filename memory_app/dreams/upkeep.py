@@ -16,7 +16,7 @@ from memory_app.models import (
 )
 from memory_app.safety.registry import SCANNER_VERSION, scan_fields
 from memory_app.services.embedding_backfill import embeddings_backfill, stale_embeddings
-from memory_app.services.promote import _draft_texts
+from memory_app.services.promote import draft_texts
 from memory_app.services.versions import SourceRef
 
 BATCH = 64
@@ -72,7 +72,7 @@ def rescan(job: DreamJob, progress: Progress) -> dict:
     for head in heads:
         document = head.document
         findings = scan_fields(
-            {"path": document.path, **_draft_texts(head, head.content, _refs(head))},
+            {"path": document.path, **draft_texts(head, head.content, _refs(head))},
             conversation_store=document.store.scope == Scope.CONVERSATION,
         )
         detectors = sorted({f.detector for f in findings if f.blocking})

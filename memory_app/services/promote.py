@@ -34,7 +34,12 @@ from memory_app.models import (
     Trust,
 )
 from memory_app.paths import path_error
-from memory_app.policy import check_can_review, check_can_write, check_document_writable
+from memory_app.policy import (
+    check_can_approve,
+    check_can_review,
+    check_can_write,
+    check_document_writable,
+)
 from memory_app.services.documents import (
     document_create,
     embedding_for,
@@ -117,7 +122,7 @@ def memory_propose_promotion(
         findings = scan_for_store(
             {
                 "target_path": path,
-                **_draft_texts(source_version, document.content),
+                **draft_texts(source_version, document.content),
                 "rationale": rationale,
             },
             store,
@@ -174,7 +179,7 @@ def draft_source_refs(version: MemoryVersion) -> list[SourceRef]:
     return version_source_refs(document_id=version.document_id, version=version.version)
 
 
-def _draft_texts(
+def draft_texts(
     version: MemoryVersion, content: str, refs: list[SourceRef] | None = None
 ) -> dict[str, str]:
     """Every text a promotion would land in shared memory, for the scanner."""
@@ -242,17 +247,24 @@ def promotion_approve(
     found to say something else stays as it is, and its evidence is not the
     merged version's. Emits `memory.promotion.approved`.
     """
-    check_can_review(user)
+    check_can_approve(user)
     item = _open_item(item_id, lock=False)
+    if item.target_store.scope not in (Scope.WORKSPACE, Scope.SYSTEM):
+        raise InvalidInput(
+            "Approved memory lives in workspace and system stores only; "
+            "reject this proposal, whose target is a private store."
+        )
     keep_apart = _members_kept_apart(item, keep_apart)
     final = item.proposed_content if content is None else content
+    if content is None and keep_apart:
+        final = _merged_without(item, keep_apart)
     check_sizes(content=final)
     store = item.target_store
     draft = item.source_version
     refs = draft_source_refs(draft)
     with recording_refusals(actor_for(user), tool="promotion_approve", store=store.slug):
         findings = scan_for_store(
-            {**_draft_texts(draft, final, refs), "title": item.proposed_title, "note": note},
+            {**draft_texts(draft, final, refs), "title": item.proposed_title, "note": note},
             store,
         )
     fields = {
@@ -330,6 +342,19 @@ def _members_kept_apart(item: DreamReviewItem, ids: Collection) -> frozenset:
             fields={"keep_apart": [f"Not one of them: {', '.join(strays)}."]},
         )
     return frozenset(ids)
+
+
+def _merged_without(item: DreamReviewItem, keep_apart: frozenset) -> str:
+    """A merge's text built again without the members kept apart: a member
+    that says something else is not part of the merge, its words included
+    (the proposed text held every member's)."""
+    # Compaction builds merge texts; it imports this module for its proposals.
+    from memory_app.dreams.compact import merged_content
+
+    members = list(item.related_documents.order_by("created_at"))
+    main = next(m for m in members if m.pk == item.source_document_id)
+    others = [m for m in members if m.pk != main.pk and m.pk not in keep_apart]
+    return merged_content(main, others)
 
 
 def _apply(

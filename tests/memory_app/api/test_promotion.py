@@ -1,10 +1,18 @@
 """Promotion from draft to shared memory, and the review endpoints."""
 
 import pytest
+from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
+from memory_app.dreams.proposals import propose
 from memory_app.dreams.runner import dream_execute
-from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryEvent
+from memory_app.models import (
+    DreamJob,
+    DreamReviewItem,
+    GroupMemoryPolicy,
+    MemoryDocument,
+    MemoryEvent,
+)
 from memory_app.services.documents import head_update
 from memory_app.services.principals import api_key_issue
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
@@ -311,3 +319,32 @@ def test_a_rollback_records_the_scan_that_passed_it(caller_for, owner):
     _client(owner).post(f"/api/v1/documents/{first['id']}/rollback", {"version": 1}, format="json")
     rolled = MemoryDocument.objects.get(pk=first["id"]).versions.get(version=3)
     assert rolled.change == "rollback" and rolled.scanner_version
+
+
+def test_a_reviewer_whose_group_revokes_manage_memory_may_not_approve(reviewer, proposal):
+    group = Group.objects.create(name="read-only-reviewers")
+    GroupMemoryPolicy.objects.create(group=group, can_manage_memory=False)
+    reviewer.groups.add(group)
+    url = f"/api/v1/promotions/{proposal['review_item_id']}"
+    response = _client(reviewer).post(f"{url}/approve", {}, format="json")
+    assert (response.status_code, response.json()["error"]) == (403, "permission_denied")
+    assert DreamReviewItem.objects.get(pk=proposal["review_item_id"]).status == "pending"
+    assert not MemoryDocument.objects.filter(store__slug="workspace_runbooks").exists()
+
+
+def test_an_item_that_would_land_in_a_private_store_is_not_approved(reviewer, tools, draft):
+    """Approved memory is reviewed memory, which scratch stores never hold."""
+    document = MemoryDocument.objects.get(pk=draft["id"])
+    job = DreamJob.objects.create(kind="compact")
+    propose(
+        job,
+        document,
+        action="merge",
+        target_store=document.store,
+        target_path=document.path,
+        rationale="Two notes say the same.",
+    )
+    item = DreamReviewItem.objects.get(action="merge")
+    response = _client(reviewer).post(f"/api/v1/promotions/{item.pk}/approve", {}, format="json")
+    assert response.status_code == 400
+    assert MemoryDocument.objects.get(pk=draft["id"]).trust == "agent_draft"

@@ -164,6 +164,20 @@ def test_the_api_approves_a_merge_keeping_a_member_apart(api_client_for, dns_sto
     assert states(runbook, rollout, verify) == ["active", "active", "superseded"]
 
 
+def test_a_member_kept_apart_leaves_its_words_out_of_the_merge(dns_store, reviewer):
+    """The proposed text held every member's lines; approved as proposed
+    with one member kept apart, the merge is built again without its."""
+    runbook, rollout, verify, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    assert "rollout restart daemonset/node-local-dns" in item.proposed_content
+    promotion_approve(user=reviewer, item_id=item.pk, keep_apart=[rollout.pk])
+    merged = MemoryDocument.objects.get(pk=runbook.pk).content
+    assert merged.startswith(RUNBOOK)
+    assert "rollout restart daemonset/node-local-dns" not in merged
+    assert "nslookup from two pods on different nodes" in merged
+
+
 @pytest.mark.parametrize("which", ["target", "stranger"])
 def test_only_the_other_members_of_a_merge_may_be_kept_apart(dns_store, reviewer, which):
     runbook, rollout, verify, upstream, _ = dns_store
