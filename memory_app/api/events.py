@@ -11,6 +11,7 @@ from memory_app.api.behalf import principal_for
 from memory_app.api.validation import RUNTIME_VALUE_SCHEMA
 from memory_app.errors import InvalidInput, NotFound
 from memory_app.models import Conversation, MemoryEvent
+from memory_app.policy import check_can_read
 from memory_app.selectors.events import events_after
 
 PAGE = 100
@@ -85,6 +86,9 @@ def events_page(request: Request, *, after: int, limit: int) -> list[MemoryEvent
     the polling endpoint and the stream (api/stream.py) both read through
     here."""
     actor = Actor(user=principal_for(request), agent=request.user)
+    # As for the read tools: both the caller and the user it acts for need
+    # "read memory" (events name documents, their paths and stores).
+    check_can_read(actor)
     conversation = None
     if external_id := request.query_params.get("conversation"):
         # A filter never creates the conversation it names.

@@ -36,7 +36,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 
 from memory_app.api.events import MAX_ID, PAGE, _int_param, event_json, events_page
-from memory_app.errors import InvalidInput
+from memory_app.errors import InvalidInput, PermissionDenied
 from memory_app.models import ApiKey, MemoryEvent
 
 POLL_SECONDS = 1.0
@@ -93,13 +93,16 @@ def _admitted(request: Request) -> bool:
 
 
 def _next_page(request: Request, after: int) -> list[MemoryEvent] | None:
-    """The events after `after`; None once the credentials no longer hold,
-    which ends the stream (a reconnect is then refused)."""
+    """The events after `after`; None once the credentials no longer hold
+    or read memory was revoked, which ends the stream (a reconnect is then
+    refused)."""
     close_old_connections()
     try:
         if not _credentials_hold(request):
             return None
         return events_page(request, after=after, limit=PAGE)
+    except PermissionDenied:
+        return None
     finally:
         close_old_connections()
 

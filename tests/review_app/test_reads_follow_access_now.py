@@ -12,7 +12,11 @@ from memory_app.actors import Actor
 from memory_app.models import MemoryDocument, MemoryEvent
 from memory_app.services.conversations import conversation_open
 from memory_app.services.curate import document_state_set
-from memory_app.services.principals import group_memory_policy_set, system_grant_set
+from memory_app.services.principals import (
+    group_memory_policy_set,
+    principal_upsert,
+    system_grant_set,
+)
 from memory_app.services.promote import memory_propose_promotion
 from memory_app.services.remember import RememberInput, memory_remember
 from memory_app.services.stores import store_workspace_ensure
@@ -165,23 +169,33 @@ def muted(owner, reviewer):
     return owner, reviewer
 
 
+def _refused(response) -> None:
+    """As the read tools refuse: 403, before any event is sent."""
+    assert (response.status_code, response.json()["error"]) == (403, "permission_denied")
+
+
 @pytest.mark.parametrize("who", [0, 1])
-def test_without_read_memory_the_event_feed_is_empty(muted, api_client_for, who):
-    user = muted[who]
-    body = api_client_for(user).get("/api/v1/events").json()
-    assert body == {"events": [], "next_after": 0}
+def test_without_read_memory_the_event_feed_is_refused(muted, api_client_for, who):
+    _refused(api_client_for(muted[who]).get("/api/v1/events"))
 
 
 @pytest.mark.django_db(transaction=True)  # the stream closes its connections
 @pytest.mark.parametrize("who", [0, 1])
-def test_without_read_memory_the_event_stream_sends_nothing(muted, api_client_for, who):
-    response = api_client_for(muted[who]).get(
-        "/api/v1/events/stream", HTTP_ACCEPT="text/event-stream"
+def test_without_read_memory_the_event_stream_is_refused(muted, api_client_for, who):
+    client = api_client_for(muted[who])
+    _refused(client.get("/api/v1/events/stream", HTTP_ACCEPT="text/event-stream"))
+
+
+def test_an_agent_without_read_memory_reads_no_events_on_behalf_of_a_user(api_client_for, teammate):
+    MemoryEvent.objects.create(type="memory.context.loaded", principal=teammate, payload={})
+    agent = principal_upsert(username="helper-bot", service_account=True, act_on_behalf=True)
+    agent.groups.add(Group.objects.get_or_create(name="muted-bots")[0])
+    group_memory_policy_set(team=Group.objects.get(name="muted-bots"), read=False, manage=True)
+    _refused(
+        api_client_for(agent).get(
+            "/api/v1/events", HTTP_X_MEMORY_ON_BEHALF_OF=teammate.get_username()
+        )
     )
-    frames = iter(response.streaming_content)
-    assert next(frames) == b"retry: 2000\n\n"
-    assert next(frames) == b":\n\n"  # a quiet poll, not an event
-    response.close()
 
 
 @pytest.mark.parametrize("who", [0, 1])
