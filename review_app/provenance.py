@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.db.models import Prefetch
+from django.db.models import F, Prefetch, Q
 from django.utils.dateparse import parse_datetime
 
 from memory_app.models import (
@@ -125,13 +125,19 @@ def version_authors(versions: list[MemoryVersion]) -> dict[int, tuple[str, str]]
     """(written by, approved by) of each version, by version id, in one query.
 
     A promotion's version is the approving reviewer's; the text is the
-    agent's who wrote the proposed draft.
+    agent's who wrote the proposed draft, unless the reviewer edited it
+    before approving, which the approval then says.
     """
     authors = {v.pk: (v.author_name, "") for v in versions}
     promoted = [v.pk for v in versions if v.change == ChangeKind.PROMOTE]
-    for result_id, draft_author, proposer in DreamReviewItem.objects.filter(
-        result_version_id__in=promoted
-    ).values_list("result_version_id", "source_version__author_name", "proposed_by__username"):
+    for result_id, draft_author, proposer, edited in (
+        DreamReviewItem.objects.filter(result_version_id__in=promoted)
+        .annotate(edited=~Q(proposed_content=F("result_version__content")))
+        .values_list(
+            "result_version_id", "source_version__author_name", "proposed_by__username", "edited"
+        )
+    ):
         reviewer = authors[result_id][0]
-        authors[result_id] = (draft_author or proposer or "a dream job", reviewer)
+        approval = f"{reviewer}, with edits" if edited else reviewer
+        authors[result_id] = (draft_author or proposer or "a dream job", approval)
     return authors

@@ -96,6 +96,17 @@ def test_the_document_page_shows_metadata_and_who_wrote_and_approved(client, rev
     assert "approved by reviewer" in html  # the promote version in the history
 
 
+def test_an_approval_with_edits_says_so(client, reviewer, agent):
+    item_id = propose(agent)
+    promoted = promotion_approve(
+        user=reviewer, item_id=item_id, content="Restart the ingress pods, then check the 5xx."
+    )
+    client.force_login(reviewer)
+    html = client.get(f"/documents/{promoted.pk}/").content.decode()
+    assert "Approved by</dt><dd>reviewer, with edits" in html
+    assert "approved by reviewer, with edits" in html
+
+
 def test_the_draft_page_shows_its_own_metadata(client, reviewer, agent):
     propose(agent)
     client.force_login(reviewer)
