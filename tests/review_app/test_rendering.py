@@ -48,9 +48,15 @@ def test_safe_links_open_without_handing_over_the_page():
     )
 
 
-def test_images_are_dropped_so_reading_memory_tells_no_remote_host():
+def test_images_are_shown_as_text_so_reading_memory_tells_no_remote_host():
     html = markdown_to_html("![pixel](https://tracker.example/p.png)")
-    assert "<img" not in html and "tracker.example" not in html
+    assert "<img" not in html and "src=" not in html and "href=" not in html
+    assert "<em>[image: pixel]</em> <code>https://tracker.example/p.png</code>" in html
+
+
+def test_an_images_words_and_address_are_escaped():
+    html = markdown_to_html('![<b>x</b>](javascript:alert(1) "t")')
+    assert "<b>" not in html and "<img" not in html and "href" not in html
 
 
 def test_code_blocks_keep_their_text_and_lose_their_classes():
