@@ -3,17 +3,18 @@
 A reviewer decides on what changed, so changed lines carry the changed words
 (difflib on word tokens), both sides carry line numbers, and long unchanged
 runs fold down to a few lines of context. Memory content is untrusted: every
-piece of text reaches HTML through `format_html`, which escapes it; the only
-strings marked safe are fixed markup and joins of format_html results.
+piece of text reaches HTML through `format_html` or `escape`; the only
+strings marked safe are fixed markup and joins of their results.
 """
 
 import difflib
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import groupby
 
-from django.utils.html import format_html, format_html_join
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 # Words, runs of spaces, and single punctuation marks: "retries=3" changing to
@@ -24,6 +25,40 @@ CONTEXT = 3
 # Below this similarity two paired lines are a rewrite, not an edit: marking
 # words would mark nearly all of them, so the line colour alone says it.
 _SIMILAR = 0.4
+
+
+# Characters that draw nothing, or that reorder what follows them: zero-width
+# spaces and joiners, soft hyphens, bidi marks, embeddings, overrides and
+# isolates. "pay\u200bments-api" read as "payments-api", so a reviewer
+# approved a name that matches nothing; each is shown as a marker instead.
+# Variation selectors stay: they only pick an emoji's presentation.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0]"
+)
+
+
+def shown(text: str) -> SafeString:
+    """The text escaped, with each invisible character as a visible
+    `⟨U+200B⟩` marker named in its title."""
+    if text.isascii() or not _INVISIBLE.search(text):
+        return escape(text)
+    pieces, start = [], 0
+    for match in _INVISIBLE.finditer(text):
+        pieces += [escape(text[start : match.start()]), _marker(match.group())]
+        start = match.end()
+    pieces.append(escape(text[start:]))
+    return _join(pieces)
+
+
+@lru_cache(maxsize=64)
+def _marker(char: str) -> SafeString:
+    code = f"U+{ord(char):04X}"
+    return format_html(
+        '<span class="invisible-char" title="{}">⟨{}⟩</span>',
+        unicodedata.name(char, code).lower(),
+        code,
+    )
 
 
 @dataclass(frozen=True)
@@ -49,7 +84,7 @@ class Side:
             "",
             "{}",
             (
-                (format_html("<mark>{}</mark>", s.text) if s.changed else s.text,)
+                (format_html("<mark>{}</mark>", shown(s.text)) if s.changed else shown(s.text),)
                 for s in self.segments
             ),
         )
@@ -157,7 +192,7 @@ _BLANK_HALF = mark_safe(
 
 
 def _join(parts) -> SafeString:
-    return mark_safe("".join(parts))  # noqa: S308 - each part is a format_html result
+    return mark_safe("".join(parts))  # noqa: S308 - each part is escaped or format_html's
 
 
 def _half(side: Side | None, which: str, sign: str) -> SafeString:

@@ -21,6 +21,7 @@ from review_app.methods import page_view, post_only
 from review_app.pagination import Pager
 from review_app.selectors import (
     DECIDED_TABS,
+    QueueRow,
     queue_item_content,
     queue_items,
     queue_rows,
@@ -53,7 +54,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "open_tab": status not in DECIDED_TABS,
         "tabs": [(tab, counts.get(tab, 0)) for tab in QUEUE_TABS],
         "page": page,
-        "rows": queue_rows(list(page.object_list)),
+        "rows": _name_related_stores(queue_rows(list(page.object_list))),
         # What `{% querystring %}` gives, worked out once for every card's forms.
         "query": f"?{request.GET.urlencode()}",
         "undo_seconds": UNDO_SECONDS,
@@ -107,6 +108,7 @@ def _decide(request: HttpRequest, form: DecisionForm, item_ids: list | None) -> 
     fires QUEUE_CHANGED; a plain post goes back to the same tab."""
     decided: list[str] = []
     closed: list[str] = []
+    refused: dict[str, str] = {}
     if not form.is_valid():
         messages.error(request, form.error_text())
     else:
@@ -119,9 +121,11 @@ def _decide(request: HttpRequest, form: DecisionForm, item_ids: list | None) -> 
                     raise Http404(error.detail) from error
                 closed.append(str(item_id))
             except ApplicationError as error:
-                messages.error(request, error.detail)
+                refused[str(item_id)] = error.detail
             else:
                 decided.append(str(item_id))
+        for message in _refusals(refused):
+            messages.error(request, message)
         if decided:
             done = "Item" if item_ids else f"{len(decided)} item(s)"
             messages.success(request, f"{done} {_PAST[decision['action']]}.")
@@ -137,6 +141,35 @@ def _decide(request: HttpRequest, form: DecisionForm, item_ids: list | None) -> 
     if decided or closed:
         trigger_client_event(response, QUEUE_CHANGED)
     return response
+
+
+def _refusals(refused: dict[str, str]) -> list[str]:
+    """Each refusal, naming the item it concerns. With JavaScript it arrives
+    after the undo seconds, when the reviewer is on another card, and in bulk
+    several come at once: "the safety scanner refused this write" alone does
+    not say which item is still open, or why."""
+    if not refused:
+        return []
+    names = {
+        str(item.pk): f"“{item.proposed_title}” ({item.target_store.label}/{item.target_path})"
+        for item in queue_item_content().filter(pk__in=refused)
+    }
+    return [
+        f"Not decided: {names.get(item_id, 'an item')}. {detail}"
+        for item_id, detail in refused.items()
+    ]
+
+
+def _name_related_stores(rows: list[QueueRow]) -> list[QueueRow]:
+    """Gives each related document the store object that queue_rows named
+    (MemoryStore.label) for its item's target. A merge's members and the
+    memory similar to a promotion lie in the target store; their own store
+    rows carry the slug alone, and naming them would cost queries per card."""
+    for row in rows:
+        for document in row.related:
+            if document.store_id == row.item.target_store_id:
+                document.store = row.item.target_store
+    return rows
 
 
 def _apply(request: HttpRequest, item_id, decision: dict) -> None:

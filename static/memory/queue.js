@@ -9,15 +9,29 @@
 // (Enter there rejects), d defers, x selects, u undoes the latest waiting
 // decision, ? shows the keys, Escape closes an open form.
 (function () {
-  const toasts = document.getElementById("decision-toasts");
-  if (!toasts) return;
-  const seconds = Number(toasts.dataset.undoSeconds) || 5;
-  const help = document.getElementById("keys-help");
-  const VERBS = { approve: "Approving", reject: "Rejecting", defer: "Deferring" };
-  const waiting = [];
+  // Back to an address the queue pushed (a page, a diff layout) has htmx
+  // draw the page again, and this script with it: one set of listeners is
+  // enough, and they look up the page's elements when they need them.
+  const root = document.documentElement;
+  if (!document.getElementById("decision-toasts") || root.dataset.queueKeys) return;
+  root.dataset.queueKeys = "true";
 
+  const VERBS = { approve: "Approving", reject: "Rejecting", defer: "Deferring" };
+  // Inputs that take no text: on them a letter is a shortcut, as on a card.
+  const NOT_TEXT = ["checkbox", "radio", "button", "submit", "reset", "image", "file", "range", "color"];
+  const waiting = [];
+  // Where the focus goes once the rows are swapped (see landingFor).
+  let landing = null;
+
+  function toasts() { return document.getElementById("decision-toasts"); }
+  function help() { return document.getElementById("keys-help"); }
   function rows() { return Array.from(document.querySelectorAll("[data-row]:not([hidden])")); }
   function current() { return document.activeElement && document.activeElement.closest("[data-row]"); }
+  function typing(element) {
+    if (!element || !element.matches) return false;
+    if (element.isContentEditable || element.matches("textarea, select")) return true;
+    return element.matches("input") && !NOT_TEXT.includes(element.type);
+  }
   function focusRow(row) {
     if (!row) return;
     row.focus();
@@ -46,7 +60,7 @@
     toast.className = "toast";
     toast.setAttribute("role", "status");
     toast.textContent = message;
-    toasts.append(toast);
+    toasts().append(toast);
     later(toast, delay);
     return toast;
   }
@@ -69,14 +83,20 @@
     cards.forEach(function (card) { card.hidden = true; });
     const toast = document.getElementById("toast-template").content.firstElementChild.cloneNode(true);
     const text = toast.querySelector("[data-toast-text]");
-    const entry = { toast: toast, cards: cards, left: seconds };
+    const entry = { toast: toast, cards: cards, left: Number(toasts().dataset.undoSeconds) || 5, form: form, data: data };
     function say() {
       text.textContent = VERBS[data.get("action")] + " " + describe(cards) + " in " + entry.left + " s.";
     }
     say();
     toast.querySelector("[data-undo]").addEventListener("click", function () { undo(entry); });
-    toasts.append(toast);
+    toasts().append(toast);
     waiting.push(entry);
+    // The bulk form starts empty for the next decision: its note and ticks
+    // would otherwise go with it unseen. Undo puts them back.
+    if (form.id === "bulk") {
+      form.querySelector("[name=note]").value = "";
+      cards.forEach(function (card) { card.querySelector("input[name=items]").checked = false; });
+    }
     entry.timer = setInterval(function () {
       entry.left -= 1;
       if (entry.left > 0) { say(); return; }
@@ -95,9 +115,19 @@
     waiting.splice(waiting.indexOf(entry), 1);
   }
 
+  // A bulk decision not made (undone, or refused for all its items) gets its
+  // note and ticks back, unless a new note was typed meanwhile.
+  function refill(entry, cards) {
+    if (entry.form.id !== "bulk") return;
+    const note = entry.form.querySelector("[name=note]");
+    if (!note.value) note.value = entry.data.get("note") || "";
+    cards.forEach(function (card) { card.querySelector("input[name=items]").checked = true; });
+  }
+
   function undo(entry) {
     forget(entry);
     entry.cards.forEach(function (card) { card.hidden = false; });
+    refill(entry, entry.cards);
     entry.toast.remove();
     tell("Undone: nothing was decided.", 4000);
     focusRow(entry.cards[0]);
@@ -109,21 +139,85 @@
       .then(function () { settle(entry); }, function () { settle(entry); });
   }
 
-  // The response names the items it decided: their cards go, the others
-  // (refused, e.g. by the scanner) come back with the message in the toast.
+  // The response names the items it decided: their cards go. The others
+  // (refused, e.g. by the scanner) come back, and the toast naming them
+  // stays until dismissed: it arrives when the reviewer is on another card.
   function settle(entry) {
     const outcome = entry.toast.querySelector("[data-outcome]");
     const decided = outcome ? outcome.dataset.decided.split(" ") : [];
     if (!outcome) entry.toast.textContent = "Nothing was decided: reload the page and try again.";
+    const back = entry.cards.filter(function (card) { return !decided.includes(card.dataset.item); });
     entry.cards.forEach(function (card) {
-      if (decided.includes(card.dataset.item)) card.remove();
-      else card.hidden = false;
+      if (back.includes(card)) card.hidden = false;
+      else card.remove();
     });
-    later(entry.toast, 8000);
+    if (back.length === entry.cards.length) refill(entry, back);
+    if (back.length) {
+      hold(entry.toast, back[0]);
+      reveal(back[0]);
+    } else {
+      later(entry.toast, 8000);
+    }
     if (!document.querySelector("[data-row]") && !waiting.length) {
       htmx.ajax("GET", window.location.href, { target: "#queue-rows", swap: "innerHTML" });
     }
   }
+
+  function hold(toast, card) {
+    toast.setAttribute("role", "alert");
+    const dismiss = document.createElement("button");
+    dismiss.type = "button";
+    dismiss.textContent = "Dismiss";
+    dismiss.addEventListener("click", function () {
+      const hadFocus = toast.contains(document.activeElement);
+      toast.remove();
+      if (hadFocus) focusRow(card.isConnected ? card : rows()[0]);
+    });
+    toast.append(" ", dismiss);
+  }
+
+  // A card that came back: open again with what the reviewer edited, and
+  // in view with the focus, unless the reviewer is typing somewhere else.
+  function reveal(card) {
+    const box = card.querySelector("textarea[name=content]");
+    const edited = box && box.value !== box.defaultValue;
+    if (edited) box.closest("details").open = true;
+    if (typing(document.activeElement) && !card.contains(document.activeElement)) return;
+    card.focus({ preventScroll: true });
+    (edited ? box : card).scrollIntoView({ block: "center" });
+  }
+
+  // A swap of the rows replaces the link that had the focus. After paging
+  // the reviewer lands on the new page's first card; after a diff layout
+  // change, on the same card, where it was on the screen.
+  function landingFor(link) {
+    if (link.closest(".pager")) return { first: true };
+    const card = link.closest("[data-row]");
+    return card ? { id: card.id, top: card.getBoundingClientRect().top } : null;
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    const target = event.detail.target;
+    if (target && target.id === "queue-rows") landing = landingFor(event.detail.elt);
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    const target = event.detail.target;
+    if (!landing || !target || target.id !== "queue-rows") return;
+    const spot = landing;
+    landing = null;
+    if (spot.first) {
+      const first = rows()[0];
+      if (!first) return;
+      first.focus({ preventScroll: true });
+      first.scrollIntoView({ block: "start" });
+      return;
+    }
+    const card = document.getElementById(spot.id);
+    if (!card) return;
+    card.focus({ preventScroll: true });
+    window.scrollBy(0, card.getBoundingClientRect().top - spot.top);
+  });
 
   function closeForms() {
     const row = current();
@@ -156,14 +250,17 @@
     if (waiting.length) event.preventDefault();
   });
 
-  document.querySelectorAll("[data-keys-help]").forEach(function (button) {
-    button.addEventListener("click", function () { help.showModal(); });
+  document.addEventListener("click", function (event) {
+    if (event.target.closest("[data-keys-help]")) help().showModal();
   });
 
   document.addEventListener("keydown", function (event) {
-    if (event.ctrlKey || event.metaKey || event.altKey || help.open) return;
+    const dialog = help();
+    if (!dialog || event.ctrlKey || event.metaKey || event.altKey || dialog.open) return;
     if (event.key === "Escape") { closeForms(); return; }
-    if (event.target.matches("input, textarea, select, [contenteditable]")) return;
+    // Letters typed into a field are text; on a checkbox or a button they
+    // are shortcuts, as on the card itself.
+    if (typing(event.target)) return;
     const row = current();
     const keys = {
       j: function () { move(1); },
@@ -172,11 +269,11 @@
       d: function () { press(row, "[data-defer]"); },
       r: function () { if (row) reject(row); },
       x: function () {
-        const box = row && row.querySelector("input[type=checkbox]");
+        const box = row && row.querySelector("input[name=items]");
         if (box) box.checked = !box.checked;
       },
       u: function () { if (waiting.length) undo(waiting[waiting.length - 1]); },
-      "?": function () { help.showModal(); },
+      "?": function () { dialog.showModal(); },
     };
     if (!keys[event.key]) return;
     event.preventDefault();

@@ -218,9 +218,22 @@ def test_a_refused_grant_keeps_what_was_typed_beside_the_error(client, staff):
     response = client.post("/teams/grants", typed)
     assert response.status_code == 400
     html = response.content.decode()
-    assert "Not saved. What you typed is still here: System: Enter a valid" in html
+    assert (
+        "Not saved. What you typed is still here: System: A system is named in lowercase"
+    ) in html
     assert 'value="Payments API!"' in html and 'value="my team"' in html
     assert '<option value="manage" selected>' in html
+    assert not SystemGrant.objects.exists()
+
+
+def test_a_bad_system_name_is_refused_once_saying_what_is_allowed(client, staff):
+    client.force_login(staff)
+    typed = {"system_slug": "Bad Slug!", "team": "sre", "level": "read"}
+    response = client.post("/teams/grants", typed)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert html.count("A system is named in lowercase letters") == 2  # summary and field
+    assert "Enter a valid" not in html
     assert not SystemGrant.objects.exists()
 
 
