@@ -23,7 +23,6 @@ from review_app.diffs import Diff, build_diff
 from review_app.links import link_each, link_to
 from review_app.provenance import Provenance, of_version, version_refs
 
-RELATED_FIELDS = ("id", "path", "title", "store__slug")
 # What naming a store reads (MemoryStore.label, store_ref).
 STORE_NAME_FIELDS = (
     "scope",
@@ -31,6 +30,11 @@ STORE_NAME_FIELDS = (
     "owner__username",
     "system__slug",
     "conversation__external_id",
+)
+# What a card shows of a related document: its path, title and store's label.
+RELATED_FIELDS = ("id", "path", "title", *(f"store__{name}" for name in STORE_NAME_FIELDS))
+RELATED_STORE = tuple(
+    f"memorydocument__store__{name}" for name in ("owner", "system", "conversation")
 )
 TARGET_STORE_FIELDS = tuple(f"target_store__{name}" for name in STORE_NAME_FIELDS)
 # What a queue card reads of an item and the rows joined to it. The rest (the
@@ -208,7 +212,7 @@ def similar_memory(item_ids: list) -> dict[object, list[MemoryDocument]]:
             )
         )
         .filter(similarity__gte=SIMILAR_MIN)
-        .select_related("memorydocument__store")
+        .select_related(*RELATED_STORE)
         .only(*(f"memorydocument__{name}" for name in RELATED_FIELDS), "dreamreviewitem")
         .order_by("dreamreviewitem_id", "-similarity")
     )
@@ -227,7 +231,7 @@ def covered_documents(item_ids: list) -> dict[object, list[MemoryDocument]]:
         return {}
     links = (
         DreamReviewItem.related_documents.through.objects.filter(dreamreviewitem_id__in=item_ids)
-        .select_related("memorydocument__store")
+        .select_related(*RELATED_STORE)
         .only(*(f"memorydocument__{name}" for name in RELATED_FIELDS), "dreamreviewitem")
         .order_by("dreamreviewitem_id", "memorydocument__path")
     )

@@ -21,7 +21,6 @@ from review_app.methods import page_view, post_only
 from review_app.pagination import Pager
 from review_app.selectors import (
     DECIDED_TABS,
-    QueueRow,
     queue_item_content,
     queue_items,
     queue_rows,
@@ -54,7 +53,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "open_tab": status not in DECIDED_TABS,
         "tabs": [(tab, counts.get(tab, 0)) for tab in QUEUE_TABS],
         "page": page,
-        "rows": _name_related_stores(queue_rows(list(page.object_list))),
+        "rows": queue_rows(list(page.object_list)),
         # What `{% querystring %}` gives, worked out once for every card's forms.
         "query": f"?{request.GET.urlencode()}",
         "undo_seconds": UNDO_SECONDS,
@@ -158,18 +157,6 @@ def _refusals(refused: dict[str, str]) -> list[str]:
         f"Not decided: {names.get(item_id, 'an item')}. {detail}"
         for item_id, detail in refused.items()
     ]
-
-
-def _name_related_stores(rows: list[QueueRow]) -> list[QueueRow]:
-    """Gives each related document the store object that queue_rows named
-    (MemoryStore.label) for its item's target. A merge's members and the
-    memory similar to a promotion lie in the target store; their own store
-    rows carry the slug alone, and naming them would cost queries per card."""
-    for row in rows:
-        for document in row.related:
-            if document.store_id == row.item.target_store_id:
-                document.store = row.item.target_store
-    return rows
 
 
 def _apply(request: HttpRequest, item_id, decision: dict) -> None:
