@@ -4,21 +4,37 @@ Serve it with uvicorn (README, "Running in production").
 """
 
 import asyncio
+import io
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, suppress
 
 import django
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
-from django.http import FileResponse, HttpResponseBase
+from django.http import FileResponse, HttpResponseBase, JsonResponse
 from django.urls import set_script_prefix
 
 # Idle request threads kept for the next requests; more than this many at
 # once are shut down after their request, as Django's handler does with all.
 IDLE_THREADS = 16
+
+
+class BodyTooLarge(Exception):
+    """A request body over the limit, found while it was being received."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+    def response(self) -> JsonResponse:
+        """The API's error envelope (API.md, 413 too_large), for pages too:
+        no page takes a body this large."""
+        detail = f"The request body is over the size limit of {self.limit} bytes."
+        return JsonResponse({"error": "too_large", "detail": detail}, status=413)
 
 
 class SyncStackHandler(ASGIHandler):
@@ -72,6 +88,9 @@ class SyncStackHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
+        except BodyTooLarge as error:
+            await self.send_response(error.response(), send)
+            return
         with closing(body_file):
             set_script_prefix(get_script_prefix(scope))
             response = await sync_to_async(self._respond, thread_sensitive=True)(scope, body_file)
@@ -82,6 +101,32 @@ class SyncStackHandler(ASGIHandler):
                 await self._stream(response, receive, send)
             finally:
                 await sync_to_async(response.close, thread_sensitive=True)()
+
+    async def read_body(self, receive):
+        """The body, refused once it passes the size limit.
+
+        Django's own reading takes the whole body, spilling to a temporary
+        file, before any middleware can look at its size: a client could
+        have the server write gigabytes to disk without a token. No endpoint
+        takes uploads, so the limit is the one every request body is held
+        to (MEMORY_MAX_BODY_BYTES)."""
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        # Never more than the limit: held in memory, as Django would hold it.
+        body_file = io.BytesIO()
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise RequestAborted()
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > limit:
+                raise BodyTooLarge(limit)
+            body_file.write(chunk)
+            if not message.get("more_body", False):
+                break
+        body_file.seek(0)
+        return body_file
 
     async def _stream(self, response, receive, send) -> None:
         """Send a streaming answer until it ends or its client disconnects.

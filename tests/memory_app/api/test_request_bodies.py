@@ -120,3 +120,18 @@ def test_a_body_that_is_not_json_is_400_invalid_input(api_client_for, owner, con
     assert body["error"] == "invalid_input"
     assert "application/json" in body["detail"]
     assert list(body["fields"]) == ["Content-Type"]
+
+
+def test_a_page_is_not_made_to_take_a_body_over_the_limit(
+    asgi_server, transactional_db, small_limit
+):
+    """The server stops receiving at the limit, before any middleware or
+    login: nothing past it is held, in memory or on disk."""
+    response = httpx.post(
+        f"{asgi_server.url}/accounts/login/",
+        content=chunks(b"x" * (20 * LIMIT)),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        timeout=30,
+    )
+    assert response.status_code == 413
+    assert response.json()["error"] == "too_large"
