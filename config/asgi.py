@@ -18,23 +18,18 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import FileResponse, HttpResponseBase, JsonResponse
 from django.urls import set_script_prefix
 
+from memory_app.errors import TooLarge
+
 # Idle request threads kept for the next requests; more than this many at
 # once are shut down after their request, as Django's handler does with all.
 IDLE_THREADS = 16
 
 
-class BodyTooLarge(Exception):
-    """A request body over the limit, found while it was being received."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(limit)
-        self.limit = limit
-
-    def response(self) -> JsonResponse:
-        """The API's error envelope (API.md, 413 too_large), for pages too:
-        no page takes a body this large."""
-        detail = f"The request body is over the size limit of {self.limit} bytes."
-        return JsonResponse({"error": "too_large", "detail": detail}, status=413)
+def _too_large() -> JsonResponse:
+    """The API's error envelope (API.md, 413 too_large), for pages too: no
+    page takes a body this large."""
+    error = TooLarge.body()
+    return JsonResponse({"error": error.code, "detail": error.detail}, status=error.status)
 
 
 class SyncStackHandler(ASGIHandler):
@@ -88,8 +83,8 @@ class SyncStackHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-        except BodyTooLarge as error:
-            await self.send_response(error.response(), send)
+        except TooLarge:
+            await self.send_response(_too_large(), send)
             return
         with closing(body_file):
             set_script_prefix(get_script_prefix(scope))
@@ -121,7 +116,7 @@ class SyncStackHandler(ASGIHandler):
             chunk = message.get("body", b"")
             received += len(chunk)
             if received > limit:
-                raise BodyTooLarge(limit)
+                raise TooLarge.body()
             body_file.write(chunk)
             if not message.get("more_body", False):
                 break

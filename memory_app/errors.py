@@ -7,6 +7,8 @@ API maps them once to the JSON error shape, the pages once to messages.
 import re
 from typing import Any
 
+from django.conf import settings
+
 
 class ApplicationError(Exception):
     code = "invalid_input"
@@ -54,6 +56,13 @@ class Conflict(ApplicationError):
 class TooLarge(ApplicationError):
     code = "too_large"
     status = 413
+
+    @classmethod
+    def body(cls) -> "TooLarge":
+        """A request body over MEMORY_MAX_BODY_BYTES, however it was found
+        (while received, read or parsed): one answer for all."""
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return cls(f"The request body is over the size limit of {limit} bytes.")
 
 
 class WriteBlocked(ApplicationError):

@@ -13,7 +13,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from memory_app.errors import ApplicationError, RateLimited
+from memory_app.errors import ApplicationError, RateLimited, TooLarge
 
 logger = logging.getLogger(__name__)
 
@@ -61,11 +61,8 @@ def exception_handler(exc, context):
             response["Retry-After"] = str(exc.retry_after)
         return response
     if isinstance(exc, RequestDataTooBig):
-        return error_response(
-            "too_large",
-            "The request body is over the size limit.",
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        )
+        too_large = TooLarge.body()
+        return error_response(too_large.code, too_large.detail, too_large.status)
     if isinstance(exc, Http404):
         return error_response("not_found", "Not found.", status.HTTP_404_NOT_FOUND)
     if isinstance(exc, exceptions.UnsupportedMediaType):

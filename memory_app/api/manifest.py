@@ -37,6 +37,21 @@ def _inline_defs(model: type[BaseModel]) -> dict:
     return resolve(schema)
 
 
+# Function-calling APIs take a plain object schema per tool: Anthropic's
+# refuses a tool list in which any input schema has one of these at its top,
+# and strict modes elsewhere do too. The rules they state across fields ("id
+# or store and path", "content or edits") stay in each tool's description,
+# the OpenAPI document and the server's own check (400).
+TOP_LEVEL_COMBINATORS = ("anyOf", "allOf", "oneOf")
+
+
+def _function_schema(model: type[BaseModel]) -> dict:
+    schema = _inline_defs(model)
+    for keyword in TOP_LEVEL_COMBINATORS:
+        schema.pop(keyword, None)
+    return schema
+
+
 @cache
 def tool_definitions() -> tuple[dict, ...]:
     return tuple(
@@ -44,7 +59,7 @@ def tool_definitions() -> tuple[dict, ...]:
             "name": view.name,
             "description": view.description,
             "write": view.write,
-            "input_schema": _inline_defs(view.input_model),
+            "input_schema": _function_schema(view.input_model),
         }
         for view in ALL_TOOL_VIEWS
     )

@@ -81,7 +81,9 @@ class DocumentRef(Input):
         extra="forbid",
         json_schema_extra={"anyOf": [present("id"), present("store", "path")]},
     )
-    id: UUID | None = Field(None, description="The document id.")
+    id: UUID | None = Field(
+        None, description="The document id; or name the document by store and path instead."
+    )
     store: StoreName | None = None
     path: PathStr | None = None
 

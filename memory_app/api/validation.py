@@ -178,7 +178,7 @@ def body_problem(request: HttpRequest) -> ApplicationError | None:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     body = source.read(limit + 1)
     if len(body) > limit:
-        return TooLarge(f"The request body is over the size limit of {limit} bytes.")
+        return TooLarge.body()
     if body:
         request._stream = io.BytesIO(body)
         request.META["CONTENT_LENGTH"] = str(len(body))

@@ -85,6 +85,8 @@ def test_the_manifest_lists_read_tools_unless_asked_for_writes(agent):
         schema = tool["input_schema"]
         assert schema["type"] == "object" and schema["properties"]
         assert "$ref" not in str(schema) and "$defs" not in schema
+        # Function-calling APIs refuse these at the top of an input schema.
+        assert not {"anyOf", "allOf", "oneOf"} & schema.keys(), tool["name"]
         assert tool["description"]
     remember = next(t for t in everything if t["name"] == "memory_remember")
     assert set(remember["input_schema"]["required"]) == {"store", "content"}
@@ -106,3 +108,9 @@ def test_the_openapi_document_covers_every_tool(client):
         operation = paths[f"/api/v1/tools/{name}"]["post"]
         assert "requestBody" in operation
         assert {"400", "401", "404"} <= set(operation["responses"])
+
+
+def test_a_rule_left_out_of_the_manifest_is_still_the_servers(tools):
+    """Naming a document by id or by store and path is checked server-side."""
+    response = tools("memory_read", {"store": "conversation"})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_input")
