@@ -1,6 +1,6 @@
 """A typed client for the Agent Memory Admin tool API."""
 
-from agent_memory_client.client import Conversation, MemoryClient
+from agent_memory_client.client import UNSET, Conversation, MemoryClient, Unset
 from agent_memory_client.errors import (
     ApiError,
     Conflict,
@@ -14,6 +14,7 @@ from agent_memory_client.errors import (
 )
 
 __all__ = [
+    "UNSET",
     "ApiError",
     "Conflict",
     "Conversation",
@@ -24,5 +25,6 @@ __all__ = [
     "PermissionDenied",
     "RateLimited",
     "TooLarge",
+    "Unset",
     "WriteBlocked",
 ]

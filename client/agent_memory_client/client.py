@@ -3,17 +3,18 @@ the runtime headers live here, set once)."""
 
 from __future__ import annotations
 
+import enum
 import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Final, overload
 
 import httpx
 
-from agent_memory_client.errors import Conflict, RateLimited, error_for
+from agent_memory_client.errors import ApiError, Conflict, RateLimited, error_for
 from agent_memory_client.types import (
     ContextResult,
     Document,
@@ -24,6 +25,20 @@ from agent_memory_client.types import (
 )
 
 DEFAULT_TIMEOUT = 30.0
+
+
+class Unset(enum.Enum):
+    """The type of `UNSET`, the default of the tools' optional arguments."""
+
+    UNSET = "UNSET"
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+# An argument left out is not sent, so the server applies its default (or, in
+# a patch, keeps the value); None is sent as null, which clears `expires_at`.
+UNSET: Final = Unset.UNSET
 
 
 class MemoryClient:
@@ -85,24 +100,39 @@ class MemoryClient:
         for attempt in range(self.max_retries + 1):
             response = self._http.request(method, self.base_url + path, headers=headers, **kwargs)
             if response.status_code < 400:
-                return response.json()
+                return _json(response)
             error = error_for(response.status_code, _body(response), _retry_after(response))
-            if (
-                not isinstance(error, RateLimited)
-                or attempt == self.max_retries
-                or error.retry_after > self.max_retry_wait
-            ):
-                raise error
-            self._sleep(error.retry_after)
+            self._sleep(self._retry_wait(error, attempt))
         raise AssertionError("unreachable")
 
-    def events(self, *, after: int = 0, conversation: str = "") -> Iterator[Event]:
+    def _retry_wait(self, error: ApiError, retried: int) -> float:
+        """How long to wait before sending again after `error`, having retried
+        `retried` times already; raises `error` when it is not to be retried."""
+        if (
+            not isinstance(error, RateLimited)
+            or retried >= self.max_retries
+            or error.retry_after > self.max_retry_wait
+        ):
+            raise error
+        return error.retry_after
+
+    def events(
+        self, *, after: int = 0, conversation: str = "", on_behalf_of: str = ""
+    ) -> Iterator[Event]:
         """Follow the event stream forever; a dropped connection or a server
-        restart resumes after the last event seen (`Last-Event-ID`)."""
+        restart resumes after the last event seen (`Last-Event-ID`). A 429 is
+        retried as a call's is; the count starts again once a stream opens."""
         last = after
         params = {"conversation": conversation} if conversation else {}
+        behalf = {"X-Memory-On-Behalf-Of": on_behalf_of} if on_behalf_of else {}
+        retried = 0
         while True:
-            headers = {**self._auth, "Accept": "text/event-stream", "Last-Event-ID": str(last)}
+            headers = {
+                **self._auth,
+                **behalf,
+                "Accept": "text/event-stream",
+                "Last-Event-ID": str(last),
+            }
             try:
                 with self._http.stream(
                     "GET",
@@ -111,14 +141,20 @@ class MemoryClient:
                     params=params,
                     timeout=httpx.Timeout(DEFAULT_TIMEOUT, read=60.0),
                 ) as response:
-                    if response.status_code >= 400:
-                        response.read()
-                        raise error_for(response.status_code, _body(response), 0)
-                    for event in _sse_events(response.iter_lines()):
-                        last = event["id"]
-                        yield event
+                    if response.status_code < 400:
+                        retried = 0
+                        for event in _sse_events(response.iter_lines()):
+                            last = event["id"]
+                            yield event
+                        continue
+                    response.read()
             except httpx.TransportError:
                 self._sleep(1.0)
+                continue
+            # Waited for with the answer closed, so its connection is free meanwhile.
+            error = error_for(response.status_code, _body(response), _retry_after(response))
+            self._sleep(self._retry_wait(error, retried))
+            retried += 1
 
 
 @dataclass(frozen=True)
@@ -144,11 +180,16 @@ class Conversation:
         return headers
 
     def call(self, tool: str, **arguments: Any) -> Any:
-        present = {name: value for name, value in arguments.items() if value is not None}
-        return self.client.call(tool, present, self.headers)
+        """Any tool by name; arguments that are `UNSET` are left out, None is null."""
+        sent = {name: value for name, value in arguments.items() if value is not UNSET}
+        return self.client.call(tool, sent, self.headers)
 
     def context(
-        self, message: str, *, max_docs: int | None = None, token_budget: int | None = None
+        self,
+        message: str,
+        *,
+        max_docs: int | Unset = UNSET,
+        token_budget: int | Unset | None = UNSET,
     ) -> ContextResult:
         return self.call(
             "memory_context", message=message, max_docs=max_docs, token_budget=token_budget
@@ -158,12 +199,12 @@ class Conversation:
         self,
         query: str,
         *,
-        limit: int | None = None,
-        stores: list[str] | None = None,
-        doc_types: list[str] | None = None,
-        tags: list[str] | None = None,
-        include_drafts: bool | None = None,
-        mode: str | None = None,
+        limit: int | Unset = UNSET,
+        stores: list[str] | Unset | None = UNSET,
+        doc_types: list[str] | Unset | None = UNSET,
+        tags: list[str] | Unset | None = UNSET,
+        include_drafts: bool | Unset = UNSET,
+        mode: str | Unset = UNSET,
     ) -> list[SearchHit]:
         """`mode`: "hybrid" (the server's default), "text" or "semantic"."""
         return self.call(
@@ -179,11 +220,11 @@ class Conversation:
 
     def read(
         self,
-        id: str | None = None,
+        id: str | Unset = UNSET,
         *,
-        store: str | None = None,
-        path: str | None = None,
-        version: int | None = None,
+        store: str | Unset = UNSET,
+        path: str | Unset = UNSET,
+        version: int | Unset | None = UNSET,
     ) -> Document:
         return self.call("memory_read", id=id, store=store, path=path, version=version)
 
@@ -191,10 +232,10 @@ class Conversation:
         self,
         store: str,
         *,
-        prefix: str | None = None,
-        cursor: str | None = None,
-        limit: int | None = None,
-        include_inactive: bool | None = None,
+        prefix: str | Unset = UNSET,
+        cursor: str | Unset | None = UNSET,
+        limit: int | Unset = UNSET,
+        include_inactive: bool | Unset = UNSET,
     ) -> dict[str, Any]:
         return self.call(
             "memory_list",
@@ -207,31 +248,118 @@ class Conversation:
 
     def history(
         self,
-        id: str | None = None,
+        id: str | Unset = UNSET,
         *,
-        store: str | None = None,
-        path: str | None = None,
-        limit: int | None = None,
+        store: str | Unset = UNSET,
+        path: str | Unset = UNSET,
+        limit: int | Unset = UNSET,
     ) -> list[dict[str, Any]]:
         return self.call("memory_history", id=id, store=store, path=path, limit=limit)["versions"]
 
     def remember(
-        self, *, title: str, content: str, store: str = "conversation", **fields: Any
+        self,
+        *,
+        content: str,
+        title: str | Unset = UNSET,
+        store: str = "conversation",
+        path: str | Unset | None = UNSET,
+        doc_type: str | Unset = UNSET,
+        recall_hint: str | Unset = UNSET,
+        tags: list[str] | Unset = UNSET,
+        entities: dict[str, str | None] | Unset = UNSET,
+        always_inject: bool | Unset = UNSET,
+        importance: int | Unset = UNSET,
+        expires_at: str | Unset | None = UNSET,
+        source_refs: list[dict[str, str]] | Unset = UNSET,
     ) -> WriteResult:
-        return self.call("memory_remember", store=store, title=title, content=content, **fields)
+        """Without a `path` the server derives one from the title, and without a
+        title one from the content. Rewriting a document, the arguments left out
+        keep its values; `expires_at=None` means it never expires."""
+        return self.call(
+            "memory_remember",
+            store=store,
+            path=path,
+            title=title,
+            content=content,
+            doc_type=doc_type,
+            recall_hint=recall_hint,
+            tags=tags,
+            entities=entities,
+            always_inject=always_inject,
+            importance=importance,
+            expires_at=expires_at,
+            source_refs=source_refs,
+        )
 
-    def patch(self, id: str, *, expected_sha256: str, **change: Any) -> WriteResult:
-        """One patch; a stale sha raises `Conflict` (see `update` for the retry)."""
-        return self.call("memory_patch", id=id, expected_sha256=expected_sha256, **change)
+    def patch(
+        self,
+        id: str | Unset = UNSET,
+        *,
+        store: str | Unset = UNSET,
+        path: str | Unset = UNSET,
+        expected_sha256: str,
+        content: str | Unset = UNSET,
+        edits: list[dict[str, str]] | Unset = UNSET,
+        title: str | Unset = UNSET,
+        recall_hint: str | Unset = UNSET,
+        tags: list[str] | Unset = UNSET,
+        entities: dict[str, str | None] | Unset = UNSET,
+        importance: int | Unset = UNSET,
+        expires_at: str | Unset | None = UNSET,
+        source_refs: list[dict[str, str]] | Unset = UNSET,
+    ) -> WriteResult:
+        """One patch: `content` or `edits`, and any metadata to replace (what is
+        left out is kept; `expires_at=None` removes the expiry). A stale sha
+        raises `Conflict` (see `update` for the retry)."""
+        return self.call(
+            "memory_patch",
+            id=id,
+            store=store,
+            path=path,
+            expected_sha256=expected_sha256,
+            content=content,
+            edits=edits,
+            title=title,
+            recall_hint=recall_hint,
+            tags=tags,
+            entities=entities,
+            importance=importance,
+            expires_at=expires_at,
+            source_refs=source_refs,
+        )
 
-    def update(self, id: str, change: Callable[[str], str], *, attempts: int = 3) -> WriteResult:
-        """Read, apply `change` to the content, patch; on 409 read again and
-        re-apply to the newer content, up to `attempts` times."""
+    @overload
+    def update(
+        self, id: str, change: Callable[[str], str], *, attempts: int = 3
+    ) -> WriteResult: ...
+
+    @overload
+    def update(
+        self, *, store: str, path: str, change: Callable[[str], str], attempts: int = 3
+    ) -> WriteResult: ...
+
+    def update(
+        self,
+        id: str | Unset = UNSET,
+        change: Callable[[str], str] | None = None,
+        *,
+        store: str | Unset = UNSET,
+        path: str | Unset = UNSET,
+        attempts: int = 3,
+    ) -> WriteResult:
+        """Read the document (by `id`, or by `store` and `path`), apply `change`
+        to the content, patch; on 409 read again and re-apply to the newer
+        content, up to `attempts` times."""
+        if change is None:
+            raise TypeError("update() needs the change: a function of the content")
         for attempt in range(attempts):
-            document = self.read(id)
+            document = self.read(id, store=store, path=path)
             try:
+                # By the id read: the patch applies to the document the change saw.
                 return self.patch(
-                    id, expected_sha256=document["sha256"], content=change(document["content"])
+                    document["id"],
+                    expected_sha256=document["sha256"],
+                    content=change(document["content"]),
                 )
             except Conflict:
                 if attempt == attempts - 1:
@@ -242,26 +370,37 @@ class Conversation:
         return self.call("memory_mark_used", ids=ids)["updated"]
 
     def propose_promotion(
-        self, id: str, *, target_store: str, rationale: str, target_path: str | None = None
+        self,
+        id: str | Unset = UNSET,
+        *,
+        store: str | Unset = UNSET,
+        path: str | Unset = UNSET,
+        target_store: str,
+        rationale: str,
+        target_path: str | Unset | None = UNSET,
     ) -> Proposal:
         return self.call(
             "memory_propose_promotion",
             id=id,
+            store=store,
+            path=path,
             target_store=target_store,
             rationale=rationale,
             target_path=target_path,
         )
 
-    def delete(self, id: str) -> dict[str, Any]:
-        return self.call("memory_delete", id=id)
+    def delete(
+        self, id: str | Unset = UNSET, *, store: str | Unset = UNSET, path: str | Unset = UNSET
+    ) -> dict[str, Any]:
+        return self.call("memory_delete", id=id, store=store, path=path)
 
     def capture(
         self,
-        transcript: str | None = None,
+        transcript: str | Unset | None = UNSET,
         *,
-        messages: list[dict[str, str]] | None = None,
-        run_id: str | None = None,
-        source_refs: list[dict[str, str]] | None = None,
+        messages: list[dict[str, str]] | Unset | None = UNSET,
+        run_id: str | Unset = UNSET,
+        source_refs: list[dict[str, str]] | Unset = UNSET,
     ) -> dict[str, Any]:
         """A run's transcript (text, or `messages` as role/content pairs) made
         into conversation drafts: `{"kept": [...], "skipped": [...]}`."""
@@ -272,6 +411,17 @@ class Conversation:
             run_id=run_id,
             source_refs=source_refs,
         )
+
+
+def _json(response: httpx.Response) -> Any:
+    """A successful answer's JSON; anything else (a proxy's page, say) is an `ApiError`."""
+    try:
+        return response.json()
+    except ValueError as error:
+        detail = f"The answer is not JSON: {response.text[:200]!r}"
+        raise ApiError(
+            response.status_code, {"error": "unexpected_answer", "detail": detail}
+        ) from error
 
 
 def _body(response: httpx.Response) -> dict[str, Any]:
@@ -293,6 +443,9 @@ def _retry_after(response: httpx.Response) -> float:
         moment = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return 1.0
+    if moment.tzinfo is None:
+        # The asctime form and a "-0000" zone carry no offset; HTTP dates are in UTC.
+        moment = moment.replace(tzinfo=UTC)
     return max(0.0, (moment - datetime.now(UTC)).total_seconds())
 
 
