@@ -237,6 +237,9 @@ def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
             if result.also
             else ""
         )
+        if result.broken:
+            names = ", ".join(f"{d.store.label}/{d.path}" for d in result.broken)
+            linked += f" Not from {names}: its history does not verify; restore it first."
         messages.success(
             request,
             f"Redacted {result.occurrences} occurrence(s) in version(s) "

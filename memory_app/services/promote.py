@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from memory_app.access import access_store, unexpired_q
@@ -284,7 +285,7 @@ def promotion_approve(
     with transaction.atomic():
         # Decided by someone else meanwhile: NotFound. Proposals never change.
         item = _open_item(item_id)
-        _check_draft_live(item)
+        _lock_involved(item)
         target = _apply(item, user, fields, embedding, version_kwargs, note, keep_apart)
         event_record(
             "memory.promotion.approved",
@@ -302,20 +303,27 @@ def promotion_approve(
     return target
 
 
-def _check_draft_live(item: DreamReviewItem) -> None:
-    """Refuse an agent's proposal whose draft was deleted (a human confirmed
-    it) or superseded after it was proposed: approving would land text that
-    is gone into shared memory. The draft is locked until the approval
-    commits, so a deletion confirmed meanwhile waits for it or is seen here.
-    """
+def _lock_involved(item: DreamReviewItem) -> None:
+    """Lock every document the approval touches (the draft, what the target
+    path holds, a merge's members) in one statement, in id order, as a
+    redaction locks a lineage: the two then wait for each other instead of
+    deadlocking. Refuse an agent's proposal whose draft was deleted (a human
+    confirmed it) or superseded after it was proposed: approving would land
+    text that is gone into shared memory."""
+    involved = Q(store=item.target_store_id, path=item.target_path)
+    if item.source_document_id is not None:
+        involved |= Q(pk=item.source_document_id)
+    if item.action == ReviewAction.MERGE:
+        involved |= Q(pk__in=item.related_documents.values("pk"))
+    states = dict(
+        MemoryDocument.objects.select_for_update(of=("self",))
+        .filter(involved)
+        .order_by("pk")
+        .values_list("pk", "state")
+    )
     if item.action != ReviewAction.PROMOTE or item.source_version is None:
         return
-    state = (
-        MemoryDocument.objects.select_for_update(of=("self",))
-        .filter(pk=item.source_version.document_id)
-        .values_list("state", flat=True)
-        .get()
-    )
+    state = states.get(item.source_version.document_id)
     if state not in LIVE_STATES:
         raise PolicyDenied(
             f"The proposed memory was {state} after it was proposed; reject the proposal.",

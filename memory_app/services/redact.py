@@ -51,6 +51,9 @@ class RedactionResult:
     occurrences: int
     # Documents of the lineage that held the text too, redacted with it.
     also: tuple[MemoryDocument, ...] = ()
+    # Documents of the lineage that hold the text but whose history does not
+    # verify: left as they are, for someone to restore first.
+    broken: tuple[MemoryDocument, ...] = ()
 
 
 def redaction_span(
@@ -180,36 +183,52 @@ def document_redact(
     and in each document of its lineage the user may redact that holds it.
 
     Permission: `can_redact` (else PermissionDenied). InvalidInput when the
-    text is blank, absent from the history, or a history does not verify
-    (re-signing it would hide a tampering). Emits `memory.document.redacted`
-    for each document rewritten, with the versions and counts, never the text.
+    text is blank, absent from the history, or the document's history does
+    not verify (re-signing it would hide a tampering); a linked document
+    whose history does not verify is left as it is and named in the result
+    (`broken`). Emits `memory.document.redacted` for each document
+    rewritten, with the versions and counts, never the text.
     """
     check_can_redact(user, document)
     _check_text(text)
-    versions, occurrences = _redact_one(user, document, text)
+    linked = _redactable_lineage(user, document)
+    # The document and its lineage locked in one statement, in id order, as
+    # an approval locks what it touches: two redactions from either end of
+    # one lineage, or a redaction and an approval, wait for each other
+    # instead of deadlocking.
+    locked = {
+        row.pk: row
+        for row in MemoryDocument.objects.select_for_update(of=("self",))
+        .select_related("store")
+        .filter(pk__in=[document.pk, *(d.pk for d in linked)])
+        .order_by("pk")
+    }
+    head = locked[document.pk]
+    if not (status := version_chain_verify(head)).intact:
+        raise InvalidInput(
+            f"The history is broken at version {status.broken_at} ({status.problem}); "
+            "it is not re-signed. Restore it from a backup first."
+        )
+    versions, occurrences = _redact_locked(user, head, text)
     if not versions:
         raise _absent()
-    also = tuple(
-        linked
-        for linked in _redactable_lineage(user, document)
-        if _redact_one(user, linked, text)[0]
-    )
-    locked = MemoryDocument.objects.select_related("store").get(pk=document.pk)
-    return RedactionResult(locked, versions, occurrences, also)
+    also, broken = [], []
+    for row in (locked[d.pk] for d in linked if d.pk in locked):
+        if not _history_count(row, text)[0]:
+            continue
+        if not version_chain_verify(row).intact:
+            broken.append(row)
+            continue
+        _redact_locked(user, row, text)
+        also.append(row)
+    return RedactionResult(head, versions, occurrences, tuple(also), tuple(broken))
 
 
-def _redact_one(
-    user: AbstractBaseUser, document: MemoryDocument, text: str
+def _redact_locked(
+    user: AbstractBaseUser, locked: MemoryDocument, text: str
 ) -> tuple[list[int], int]:
-    """Redact `text` from one document's history and head; nothing when it
-    holds none. Its versions and occurrences."""
-    locked = MemoryDocument.objects.select_for_update().select_related("store").get(pk=document.pk)
-    if not (status := version_chain_verify(locked)).intact:
-        raise InvalidInput(
-            f"The history of {locked.store.label}/{locked.path} is broken at version "
-            f"{status.broken_at} ({status.problem}); it is not re-signed. "
-            "Restore it from a backup first."
-        )
+    """Redact `text` from one locked document's history and head, whose
+    chain verified; nothing when it holds none. Its versions and occurrences."""
     versions, occurrences = _history_scrub(locked, text)
     if not versions:
         return [], 0

@@ -19,10 +19,11 @@ from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.export import export_lines
 from memory_app.services.principals import api_key_issue
 from memory_app.services.promote import promotion_approve
-from memory_app.services.redact import MARKER, redaction_preview
+from memory_app.services.redact import MARKER, document_redact, redaction_preview
 from memory_app.services.stores import store_for_user
 from memory_app.services.versions import SourceRef
 from tests.factories import UserFactory, WorkspaceStoreFactory, make_document
+from tests.memory_app.test_history_chain import TRIGGERS_OFF
 
 pytestmark = pytest.mark.django_db
 
@@ -271,8 +272,43 @@ def test_redacting_a_promoted_document_redacts_its_draft_too(reviewer, tools):
 
 
 def test_an_owner_redacts_only_their_own_side_of_the_lineage(owner, reviewer, caller_for):
-    draft_id, shared = _promoted(caller_for(owner), reviewer, "user", f"pinned editor build {SECRET}")
+    draft_id, shared = _promoted(
+        caller_for(owner), reviewer, "user", f"pinned editor build {SECRET}"
+    )
     draft = MemoryDocument.objects.get(pk=draft_id)
     assert _redact(owner, draft, {"text": SECRET}).status_code == 200
     assert SECRET not in MemoryDocument.objects.get(pk=draft_id).content
     assert SECRET in MemoryDocument.objects.get(pk=shared.pk).content
+
+
+def test_a_linked_document_with_a_broken_history_is_named_and_left_as_it_is(reviewer, tools):
+    first, shared = _promoted(tools, reviewer, "conversation", f"join with {SECRET}")
+    second = tools.ok(
+        "memory_remember",
+        {"store": "conversation", "path": "notes/two", "content": f"again {SECRET}"},
+        status=201,
+    )
+    proposal = tools.ok(
+        "memory_propose_promotion",
+        {
+            "id": second["id"],
+            "target_store": "workspace_runbooks",
+            "target_path": shared.path,
+            "rationale": "Seen again.",
+        },
+        status=202,
+    )
+    shared = promotion_approve(user=reviewer, item_id=proposal["review_item_id"])
+    with connection.cursor() as cursor:
+        cursor.execute(TRIGGERS_OFF)
+        cursor.execute(
+            "UPDATE memory_app_memoryversion SET content = content || ' (edited)' "
+            "WHERE document_id = %s",
+            [second["id"]],
+        )
+    result = document_redact(user=reviewer, document=shared, text=SECRET)
+    assert [d.pk for d in result.also] == [uuid.UUID(first)]
+    assert [d.pk for d in result.broken] == [uuid.UUID(second["id"])]
+    assert SECRET not in MemoryDocument.objects.get(pk=shared.pk).content
+    assert SECRET not in MemoryDocument.objects.get(pk=first).content
+    assert SECRET in MemoryDocument.objects.get(pk=second["id"]).content

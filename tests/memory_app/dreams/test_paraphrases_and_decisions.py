@@ -167,7 +167,7 @@ def test_the_api_approves_a_merge_keeping_a_member_apart(api_client_for, dns_sto
 def test_a_member_kept_apart_leaves_its_words_out_of_the_merge(dns_store, reviewer):
     """The proposed text held every member's lines; approved as proposed
     with one member kept apart, the merge is built again without its."""
-    runbook, rollout, verify, *_ = dns_store
+    runbook, rollout, *_ = dns_store
     run("compact")
     item = DreamReviewItem.objects.get(action="merge")
     assert "rollout restart daemonset/node-local-dns" in item.proposed_content
