@@ -33,7 +33,9 @@ _SECTION_NAMES = {
 }
 _SECTION_MARKUP = re.compile(r"[\s*_#:]+")
 _HEADING = re.compile(r"^\s{0,3}(?:#{1,6}\s+\S|(?:\*\*|__)[^*_]+(?:\*\*|__):?\s*$)")
-_BULLET = re.compile(r"^(\s*)(?:[-*•+]|\d+[.)])\s+(.*\S)")
+# The space after the marker is taken whole: given back one character at a
+# time to `.*\S`, a marker followed by a long run of spaces takes quadratic time.
+_BULLET = re.compile(r"^(\s*)(?:[-*•+]|\d+[.)])\s++(.*\S)")
 _LABEL = re.compile(
     r"^\s*(?:[-*•]\s*)?(?:\*\*|__)?(?P<label>root\s+cause|fix(?:ed\s+by)?|resolution|mitigation|"
     r"verified\s+(?:by|with)|verification)(?:\*\*|__)?\s*[:\u2014\u2013]\s*"
@@ -79,8 +81,11 @@ _PROBLEM = re.compile(
 _STOP = re.compile(r"(?<![.!?])[.!?]++(?=\s++[^\sa-z0-9]|\s*+$)")
 _REQUEST = re.compile(r"\bplease\b", re.I)
 _CLAUSE_BREAK = re.compile(r"[,;:\u2014\u2013]|\s-\s")
+# "I like … better" reaches a bounded way ahead: unbounded, every "I like"
+# of a long sentence scans to its end, quadratic in the sentence's length.
 _PREFERENCE = re.compile(
-    r"\b(?:I(?:['\u2019]d| would)? (?:always |usually |really )?(?:prefer|rather)|I like .+ better|"
+    r"\b(?:I(?:['\u2019]d| would)? (?:always |usually |really )?(?:prefer|rather)|"
+    r"I like .{1,200}? better|"
     r"please (?:always|never|don['\u2019]t|do not|stop)|(?:always|never) (?:use|run|push|deploy|"
     r"commit|ask|write|reply|answer|include|put|merge|force)|"
     r"don['\u2019]t (?:ever )?(?:use|run|push|deploy)|"

@@ -15,6 +15,25 @@ shape of phrase reads, asked at `now`:
   such day before today), a date with its year ("May 2nd, 2025",
   "2025-05-02"). A date without a year ("on May 2nd") is that day in any
   year, the way a conversation's sessions are remembered.
+* **"On Monday" in the past only**: "last Monday" and "this past Monday"
+  are past days, but "on Monday" also names a day to come or one that
+  recurs. The nearest word before it in its clause that tells a tense
+  decides: a past verb ("did", "was", "had", a word in -ed, "broke",
+  "ran"…) reads the last Monday; a present or future one ("is", "are",
+  "does", "will", "what's"), a verb of something that occurs on a
+  schedule ("run", "happens", "starts"…) or a word of recurrence or of
+  what is to come ("every", "each", "next", "upcoming") names no day. A
+  topic word ("of", "about", "for", "from", "on") ends the search: in
+  "is there a report for the outage on Friday" the day belongs to the
+  outage. With no such word ("the incident on Friday") it is the past
+  day, which is what a memory holds. "On Mondays", "every Monday", "next
+  Monday" and "this coming Friday" never read as a day.
+* **"May" the month, not the verb**: "may" before or after a number is the
+  month only where something marks a date: it is written "May" inside a
+  sentence, the day has its ordinal ("May 2nd"), a year follows, a
+  preposition such as "on", "since" or "until" comes before it, or the date
+  ends the clause ("may 2: notes?"). "Step 3 may fail" and "why may 2
+  replicas be down" name no day.
 * **The current or the previous calendar period**: "this week / month /
   year" from its start to now; "last" or "previous week / month / year" is
   the whole period before the current one and nothing of the current one,
@@ -24,7 +43,9 @@ shape of phrase reads, asked at `now`:
   Friday 4 December runs from Sunday 22 to the end of Sunday 29 November.
 * **A count back from now**: "the last / past / previous N days | weeks |
   months | years", "the past week", "the last week" (not "last week"),
-  "the last few days", "recently". Days are whole calendar days, so "the
+  "the last few days", "recently". A span followed by "of" is a part of
+  something else, not a time counted from now: "the last week of the
+  quarter", "the past month of data". Days are whole calendar days, so "the
   last 7 days" starts at midnight seven days ago; a month counts 31 days
   and a year 366, rather than miss the edge of one; hours count from now.
 * **An age**: "3 days ago", "a couple of weeks ago": that age, give or take
@@ -109,7 +130,8 @@ _AGO = re.compile(
     re.I,
 )
 _BACK = re.compile(
-    rf"\b(the\s+)?(last|past|previous)\s+(?:(?:an?\s+)?({_COUNT})(?:\s+of)?\s+)?({_UNIT})s?\b",
+    rf"\b(the\s+)?(last|past|previous)\s+(?:(?:an?\s+)?({_COUNT})(?:\s+of)?\s+)?({_UNIT})s?\b"
+    r"(?!\s+of\b)",
     re.I,
 )
 _THIS = re.compile(r"\bthis\s+(week|month|year)\b", re.I)
@@ -120,9 +142,33 @@ _YESTERDAY = re.compile(r"\b((?:the\s+)?day\s+before\s+)?yesterday\b", re.I)
 _LAST_NIGHT = re.compile(r"\blast\s+night\b", re.I)
 # A weekday followed by its date ("Wednesday, 25 November") leaves the date to say which.
 _ON_WEEKDAY = re.compile(
-    rf"\b(?:on|last|this\s+past|past)\s+({_WEEKDAY})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH})\b))",
+    rf"\b(on|last|this\s+past|past)\s+({_WEEKDAY})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH})\b))",
     re.I,
 )
+# What says a tense or a schedule before "on <weekday>"; see the module docstring.
+_PAST_WORD = re.compile(
+    r"(?:did|was|were|had)(?:n't)?|broke|ran|went|came|made|took|got|saw|said|told|wrote|found|"
+    r"built|sent|lost|left|began|brought|caught|fell|gave|held|knew|led|paid|rose|sold|spoke|"
+    r"stood|thought|threw|froze|blew|"
+    # a word in -ed, but not one in -eed ("need", "speed")
+    r"\w{2,}(?<!e)ed"
+)
+_PRESENT_WORD = re.compile(
+    r"(?:is|are|do|does)(?:n't)?|am|will|won't|shall|"
+    r"(?:what|that|it|there|who|when|where|how|here)'s|\w+'(?:re|ll|m)|"
+    r"runs?|happens?|occurs?|starts?|begins?|ends?|fires?|triggers?|executes?|recurs?|expires?|"
+    r"due|scheduled|planned|every|each|next|coming|upcoming|"
+    r"usually|always|typically|normally|regularly|weekly|tomorrow"
+)
+_TOPIC_WORD = re.compile(r"of|about|for|from|on|regarding")
+_CLAUSE_START = re.compile(r"[.!?;:,\n]")
+_WORD = re.compile(r"[\w'\u2019]+")
+# What marks "may" next to a number as the month; see the module docstring.
+_DATE_BEFORE = re.compile(r"\b(?:on|since|until|till|before|after|from|during|through)\s+$", re.I)
+_CLAUSE_END = re.compile(r"\s*(?:[^\w\s]|$)")
+# How far back the words before a date or a weekday are read: a clause is
+# shorter, and a bounded look keeps a long message's many matches linear.
+_LOOK_BACK = 200
 _RECENTLY = re.compile(r"\b(recently|lately)\b", re.I)
 _SINCE = re.compile(r"\bsince\s+$", re.I)
 
@@ -167,12 +213,31 @@ def time_window(question: str, now: datetime) -> Window | None:
 
 
 def _month_day(match: re.Match, now: datetime) -> Window | None:
+    if not _is_month(match, 1):
+        return None
     return _calendar_day(*match.groups(), now)
 
 
 def _day_month(match: re.Match, now: datetime) -> Window | None:
+    if not _is_month(match, 2):
+        return None
     day, month, year = match.groups()
     return _calendar_day(month, day, year, now)
+
+
+def _is_month(match: re.Match, group: int) -> bool:
+    """Whether the month of a date match is one: "may" also is a verb ("step 3 may fail")."""
+    if match.group(group).lower() != "may":
+        return True
+    text, start = match.string, match.start(group)
+    before = text[max(0, start - _LOOK_BACK) : start].rstrip(" \t\"'(*_-")
+    return bool(
+        (match.group(group) == "May" and before and before[-1] not in ".!?\n")
+        or match.group(3) is not None
+        or re.search(r"\d(?:st|nd|rd|th)", match.group(0), re.I)
+        or _DATE_BEFORE.search(text, max(0, match.start() - _LOOK_BACK), match.start())
+        or _CLAUSE_END.match(text, match.end())
+    )
 
 
 def _calendar_day(month: str, day: str, year: str | None, now: datetime) -> Window | None:
@@ -208,7 +273,8 @@ def _back(match: re.Match, now: datetime) -> Window | None:
     if count is None and (which == "previous" or (which == "last" and the is None)):
         return _previous_period(unit, now)
     if count is None and unit == "day" and which != "past":
-        # "the last day of the sprint" names no time.
+        # "The last day" is the final one of something ("on the last day we froze
+        # the branch") more often than a span; "the past day" is one.
         return None
     most = _count(count)[1] if count is not None else 1
     if unit == "hour":
@@ -236,10 +302,27 @@ def _last_night(match: re.Match, now: datetime) -> Window:
     return Window(today - timedelta(hours=12), min(now, today + timedelta(hours=12)))
 
 
-def _on_weekday(match: re.Match, now: datetime) -> Window:
+def _on_weekday(match: re.Match, now: datetime) -> Window | None:
     """The latest such day before today: "on Tuesday" asked on a Tuesday is a week ago."""
-    back = (now.weekday() - WEEKDAYS[match.group(1).lower()] - 1) % 7 + 1
+    if match.group(1).lower() == "on" and not _asks_the_past(match.string, match.start()):
+        return None
+    back = (now.weekday() - WEEKDAYS[match.group(2).lower()] - 1) % 7 + 1
     return _days(now.date() - timedelta(days=back), 1, now)
+
+
+def _asks_the_past(text: str, end: int) -> bool:
+    """Whether the clause before `end` reads a following "on Monday" as a past day."""
+    start = max(0, end - _LOOK_BACK)
+    clause_start = max((m.end() for m in _CLAUSE_START.finditer(text, start, end)), default=start)
+    for word in reversed(_WORD.findall(text, clause_start, end)):
+        word = word.lower().replace("\u2019", "'")
+        if _PRESENT_WORD.fullmatch(word):
+            return False
+        if _PAST_WORD.fullmatch(word):
+            return True
+        if _TOPIC_WORD.fullmatch(word):
+            break
+    return True
 
 
 def _recently(match: re.Match, now: datetime) -> Window:

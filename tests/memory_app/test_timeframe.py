@@ -137,3 +137,93 @@ def test_a_calendar_day_with_its_year_matches_that_year_only():
 )
 def test_a_question_without_a_time_has_no_window(question):
     assert time_window(question, NOW) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what is the last week of the quarter freeze policy",
+        "roll back the last month of migrations",
+        "export the past month of data",
+        "what happened in the last 3 days of the sprint",
+        "archive the previous year of invoices",
+        "grep the last 24 hours of logs for 502s",
+        "what happens on the last day of the sprint",
+    ],
+)
+def test_a_span_followed_by_of_is_a_part_of_something_not_a_time(question):
+    assert time_window(question, NOW) is None
+
+
+def test_a_span_read_as_a_part_leaves_a_later_time_to_be_found():
+    window = time_window("we rolled back the last month of migrations yesterday", NOW)
+    assert window.contains(days_ago(1)) and not window.contains(days_ago(10))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "which cron jobs run on Monday?",
+        "is the freeze on Friday",
+        "what happens on Thursday after the release train",
+        "what will we release on Friday?",
+        "What is scheduled on Monday?",
+        "what\u2019s due on Monday",
+        "which backups run on Mondays",
+        "what happens every Monday",
+        "what do we deploy next Monday",
+        "what ships this coming Friday",
+    ],
+)
+def test_a_weekday_to_come_or_that_recurs_is_no_past_day(question):
+    assert time_window(question, FRIDAY) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "back"),
+    [
+        ("what did we deploy on Monday", 4),
+        ("what changed on Tuesday", 3),
+        ("which jobs ran on Thursday", 1),
+        ("the incident on Friday", 7),
+        ("what is the root cause of the outage on Friday", 7),
+        ("is there a postmortem for the outage on Monday?", 4),
+        ("can you list the deploys on Monday", 4),
+        ("it runs nightly, but what failed on Tuesday?", 3),
+    ],
+)
+def test_a_weekday_asked_about_in_the_past_is_the_latest_one(question, back):
+    window = time_window(question, FRIDAY)
+    day = (FRIDAY - timedelta(days=back)).replace(hour=0)
+    assert (window.start, window.end) == (day, day + timedelta(days=1))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Step 3 may fail when the cache is cold",
+        "Why may 2 replicas be down?",
+        "The job is slow. May 3 workers share one queue?",
+        "retries may 5 times exceed the budget",
+    ],
+)
+def test_the_verb_may_next_to_a_number_is_no_date(question):
+    assert time_window(question, NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "year"),
+    [
+        ("what did we decide on may 2nd", None),
+        ("what did we change on may 2", None),
+        ("notes from the May 2 release", None),
+        ("the 2nd of may retro", None),
+        ("what broke on 2 may?", None),
+        ("May 2, 2025: what did we ship", 2025),
+        ("what did we ship 2 May 2025", 2025),
+    ],
+)
+def test_may_marked_as_a_date_is_the_month(question, year):
+    window = time_window(question, NOW)
+    assert window.contains(datetime(year or 2023, 5, 2, 9, tzinfo=UTC))
+    assert not window.contains(datetime(year or 2023, 5, 3, 9, tzinfo=UTC))

@@ -397,3 +397,28 @@ def test_a_long_run_lists_every_unconfirmed_command_and_quotes_the_first_fifty(t
         f"./import --batch {batch} --retry" for batch in range(50)
     ]
     assert not any("excerpt" in s for s in skipped[50:])
+
+
+def adversarial(size: int) -> list[dict]:
+    """A run of `size` characters that pattern backtracking would make quadratic:
+    "I like" over and over with no "better", and a bullet marker followed by
+    nothing but spaces, next to a genuine preference and learning."""
+    return [
+        {"role": "user", "content": "I like " * (size // 14)},
+        {"role": "user", "content": "I like short answers better."},
+        {
+            "role": "assistant",
+            "content": "Learnings:\n-"
+            + " " * (size // 2)
+            + "\n- Restart the node-local-dns daemonset when pods cannot resolve names.",
+        },
+    ]
+
+
+def test_a_transcript_at_the_size_limit_built_to_backtrack_is_read_in_full(tools, settings):
+    run = adversarial(settings.MEMORY_CAPTURE_MAX_CHARS - 1000)
+    body = capture(tools, messages=run)
+    assert [k["kind"] for k in body["kept"]] == ["learning", "preference"]
+    assert body["skipped"] == [{"reason": "too_short", "kind": "learning", "excerpt": "-"}]
+    preference = tools.ok("memory_read", {"id": body["kept"][1]["id"]})
+    assert preference["content"] == "I like short answers better."
