@@ -62,15 +62,20 @@ async def list_tools(ctx, params) -> types.ListToolsResult:
     )
 
 
-async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+def _answer(outcome: ToolOutcome) -> dict:
     """The tool's JSON answer; an error answer keeps the API's code and detail,
     plus the HTTP `status` and, for 429, `retry_after` seconds."""
-    outcome = await _run_tool(ctx.request, params.name, dict(params.arguments or {}))
     data = dict(outcome.data)
     if outcome.is_error:
         data["status"] = outcome.status
         if outcome.retry_after is not None:
             data["retry_after"] = int(outcome.retry_after)
+    return data
+
+
+async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    outcome = await _run_tool(ctx.request, params.name, dict(params.arguments or {}))
+    data = _answer(outcome)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(data))],
         structured_content=data,
@@ -98,6 +103,13 @@ async def list_prompts(ctx, params) -> types.ListPromptsResult:
                             "pinned documents come first, under a cap of their own."
                         ),
                     ),
+                    types.PromptArgument(
+                        name="token_budget",
+                        description=(
+                            "At most this many tokens of memory; it may lower the "
+                            "server's budget (MEMORY_CONTEXT_TOKEN_BUDGET), never raise it."
+                        ),
+                    ),
                 ],
             )
         ]
@@ -106,7 +118,8 @@ async def list_prompts(ctx, params) -> types.ListPromptsResult:
 
 async def _context(ctx, arguments: dict[str, str]) -> dict:
     """memory_context's answer for a prompt or a resource, whose arguments
-    arrive as strings; a refusal is an MCP error carrying the API's answer."""
+    arrive as strings; a refusal is an MCP error whose data is what the tool
+    call's error result would hold."""
     arguments = dict(arguments)
     for name in INTEGER_ARGUMENTS & arguments.keys():
         try:
@@ -115,9 +128,11 @@ async def _context(ctx, arguments: dict[str, str]) -> dict:
             raise MCPError(types.INVALID_PARAMS, f"{name} must be an integer.") from None
     outcome = await _run_tool(ctx.request, CONTEXT_TOOL, arguments)
     if outcome.is_error:
-        raise MCPError(
-            types.INVALID_PARAMS, outcome.data["detail"], {**outcome.data, "status": outcome.status}
-        )
+        # JSON-RPC has a code for bad parameters and none for the API's other
+        # refusals (a rate, a permission): those are server errors, told
+        # apart by the API's code and status in the data.
+        code = types.INVALID_PARAMS if outcome.status == 400 else types.INTERNAL_ERROR
+        raise MCPError(code, outcome.data["detail"], _answer(outcome))
     return outcome.data
 
 

@@ -129,6 +129,32 @@ def test_an_oversize_body_is_too_large_as_over_rest(asgi_server, agent_key, sett
     assert refusal(result) == {**rest.json(), "status": 413}
 
 
+@pytest.mark.parametrize(
+    ("characters", "status"), [(1000, 200), (1001, 413)], ids=["at_the_limit", "past_it"]
+)
+def test_text_past_ascii_meets_the_limits_of_rest_unchanged(
+    asgi_server, agent_key, settings, characters, status
+):
+    """1000 CJK characters are 3000 bytes of UTF-8 and fit a 4 KiB body; as
+    ASCII escapes (six bytes each) they would not."""
+    settings.MEMORY_CAPTURE_MAX_CHARS = 1000
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+    arguments = {"transcript": ("根本原因是 DNS 缓存过期。" * 100)[:characters]}
+    runtime = conversation_headers()
+    [result] = over_mcp(asgi_server.url, agent_key, [("memory_capture", arguments)], **runtime)
+    # httpx sends `json=` as UTF-8, as REST clients do.
+    rest = httpx.post(
+        f"{asgi_server.url}/api/v1/tools/memory_capture",
+        json=arguments,
+        headers={"Authorization": f"Token {agent_key}", **runtime},
+    )
+    assert rest.status_code == status
+    assert result.is_error == (status != 200)
+    if result.is_error:
+        assert refusal(result) == {**rest.json(), "status": status}
+        assert "1001 characters" in rest.json()["detail"]
+
+
 def test_reads_share_the_key_s_rate_with_rest(asgi_server, agent_key, settings):
     settings.MEMORY_API_READ_RATE = "3/minute"
     search = ("memory_search", {"query": "nginx"})

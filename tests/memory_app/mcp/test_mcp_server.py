@@ -5,7 +5,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from prometheus_client.parser import text_string_to_metric_families
 
 from memory_app.api.manifest import tool_definitions
@@ -17,6 +17,7 @@ from tests.memory_app.mcp.conftest import connected, conversation_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+CONTEXT = "memory_context"
 SECRET = "ghp_" + "Zq8rT2mK9vXw4LpA7sBn3cDe6fGh1jKl5mNo"
 
 
@@ -299,6 +300,76 @@ def test_a_context_resource_refused_carries_the_api_code(
     if code is not None:
         assert error.data["error"] == code
         assert error.data["status"] == 400
+
+
+def _refusals(url: str, key: str, **headers) -> tuple[dict, MCPError, MCPError]:
+    """memory_context refused as a tool call, a resource read and a prompt."""
+
+    async def refused(call) -> MCPError:
+        try:
+            await call
+        except MCPError as error:
+            return error
+        raise AssertionError("not refused")
+
+    async def scenario():
+        async with connected(url, key, **headers) as client:
+            tool = await client.call_tool(CONTEXT, {"message": "x"})
+            assert tool.is_error
+            resource = await refused(client.read_resource("memory://context?message=x"))
+            prompt = await refused(client.get_prompt(CONTEXT, {"message": "x"}))
+            return tool.structured_content, resource, prompt
+
+    return run(scenario())
+
+
+def test_a_context_prompt_or_resource_over_the_rate_says_when_to_retry(
+    asgi_server, agent_key, settings
+):
+    settings.MEMORY_API_READ_RATE = "1/minute"
+    search = httpx.post(
+        f"{asgi_server.url}/api/v1/tools/memory_search",
+        json={"query": "nginx"},
+        headers={"Authorization": f"Token {agent_key}"},
+    )
+    assert search.status_code == 200
+    tool, resource, prompt = _refusals(asgi_server.url, agent_key)
+    assert (tool["error"], tool["status"]) == ("rate_limited", 429)
+    for error in (resource, prompt):
+        assert error.code == INTERNAL_ERROR
+        assert error.message == tool["detail"]
+        assert 1 <= error.data["retry_after"] <= 61
+        assert {**error.data, "retry_after": tool["retry_after"]} == tool
+
+
+def test_a_context_prompt_or_resource_refused_permission_is_no_parameter_error(
+    asgi_server, agent_key
+):
+    UserFactory(username="alice")
+    tool, resource, prompt = _refusals(
+        asgi_server.url, agent_key, **{"X-Memory-On-Behalf-Of": "alice"}
+    )
+    assert (tool["error"], tool["status"]) == ("permission_denied", 403)
+    for error in (resource, prompt):
+        assert (error.code, error.message, error.data) == (INTERNAL_ERROR, tool["detail"], tool)
+
+
+def test_the_context_prompt_takes_the_arguments_of_the_resource_template(asgi_server, agent_key):
+    async def scenario():
+        async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
+            await client.call_tool("memory_remember", remember_body())
+            [prompt] = (await client.list_prompts()).prompts
+            [template] = (await client.list_resource_templates()).resource_templates
+            arguments = {"message": "nginx ingress crash after reload"}
+            full = await client.get_prompt(CONTEXT, arguments)
+            cut = await client.get_prompt(CONTEXT, {**arguments, "token_budget": "40"})
+            return prompt, template, full, cut
+
+    prompt, template, full, cut = run(scenario())
+    names = [argument.name for argument in prompt.arguments]
+    assert names == ["message", "max_docs", "token_budget"]
+    assert template.uri_template == f"memory://context{{?{','.join(names)}}}"
+    assert len(cut.messages[0].content.text) < len(full.messages[0].content.text)
 
 
 @pytest.mark.parametrize(
