@@ -65,6 +65,18 @@ def tool_definitions() -> tuple[dict, ...]:
     )
 
 
+def wants_write_tools(params) -> bool:
+    """`include_write_tools` as the manifest and /mcp read it: true or false
+    in any case, absent for false; anything else is a 400."""
+    raw = params.get("include_write_tools", "false").lower()
+    if raw not in {"true", "false"}:
+        raise InvalidInput(
+            "include_write_tools is true or false.",
+            fields={"include_write_tools": ["true or false"]},
+        )
+    return raw == "true"
+
+
 @extend_schema(
     operation_id="tools_manifest",
     summary="The tool manifest",
@@ -79,12 +91,6 @@ def tool_definitions() -> tuple[dict, ...]:
 )
 @api_view(["GET"])
 def tools_manifest(request: Request) -> Response:
-    raw = request.query_params.get("include_write_tools", "false").lower()
-    if raw not in {"true", "false"}:
-        raise InvalidInput(
-            "include_write_tools is true or false.",
-            fields={"include_write_tools": ["true or false"]},
-        )
-    include_write = raw == "true"
+    include_write = wants_write_tools(request.query_params)
     tools = [tool for tool in tool_definitions() if include_write or not tool["write"]]
     return Response({"tools": tools})

@@ -19,7 +19,8 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 
-from memory_app.api.manifest import tool_definitions
+from memory_app.api.manifest import tool_definitions, wants_write_tools
+from memory_app.errors import InvalidInput
 from memory_app.mcp.bridge import ToolOutcome, tool_call
 
 CONTEXT_TOOL = "memory_context"
@@ -31,9 +32,13 @@ _database_threads = anyio.CapacityLimiter(8)
 
 
 def _wants_write_tools(request: Request | None) -> bool:
+    """As the REST manifest reads it; a value it refuses fails the listing."""
     if request is None:
         return False
-    return request.query_params.get("include_write_tools", "").lower() in {"true", "1"}
+    try:
+        return wants_write_tools(request.query_params)
+    except InvalidInput as error:
+        raise MCPError(types.INVALID_PARAMS, error.detail) from None
 
 
 async def _run_tool(request: Request | None, name: str, arguments: dict) -> ToolOutcome:

@@ -18,8 +18,12 @@ def agent_key(transactional_db):
 
 
 @contextlib.asynccontextmanager
-async def connected(url: str, key: str, *, write_tools: bool = True, **headers):
-    query = "?include_write_tools=true" if write_tools else ""
+async def connected(url: str, key: str, *, write_tools: bool | str = True, **headers):
+    """`write_tools` as a string is sent as include_write_tools as it is."""
+    if isinstance(write_tools, str):
+        query = f"?include_write_tools={write_tools}"
+    else:
+        query = "?include_write_tools=true" if write_tools else ""
     runtime = {"Authorization": f"Bearer {key}", **headers}
     async with httpx2.AsyncClient(headers=runtime, timeout=30) as http:
         transport = streamable_http_client(f"{url}/mcp{query}", http_client=http)

@@ -45,6 +45,35 @@ def test_write_tools_are_listed_when_asked_like_the_manifest(asgi_server, agent_
     assert listed["memory_remember"].annotations.read_only_hint is False
 
 
+def _listed(url: str, key: str, value: str) -> set[str] | MCPError:
+    """The tools listed with this include_write_tools, or the listing's error."""
+
+    async def scenario():
+        async with connected(url, key, write_tools=value) as client:
+            try:
+                return {tool.name for tool in (await client.list_tools()).tools}
+            except MCPError as error:
+                return error
+
+    return run(scenario())
+
+
+@pytest.mark.parametrize(("value", "writes"), [("TRUE", True), ("False", False)])
+def test_include_write_tools_reads_as_in_the_manifest(asgi_server, agent_key, value, writes):
+    expected = {tool["name"] for tool in tool_definitions() if writes or not tool["write"]}
+    assert _listed(asgi_server.url, agent_key, value) == expected
+
+
+@pytest.mark.parametrize("value", ["1", "yes"])
+def test_an_include_write_tools_the_manifest_refuses_fails_the_listing(
+    asgi_server, agent_key, value
+):
+    refused = _listed(asgi_server.url, agent_key, value)
+    assert isinstance(refused, MCPError)
+    assert refused.error.code == INVALID_PARAMS
+    assert "include_write_tools" in refused.error.message
+
+
 def test_every_tool_round_trips_with_the_runtime_headers(asgi_server, agent_key):
     async def scenario():
         async with connected(asgi_server.url, agent_key, **conversation_headers()) as client:
