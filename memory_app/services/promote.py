@@ -355,14 +355,24 @@ def _members_kept_apart(item: DreamReviewItem, ids: Collection) -> frozenset:
 def _merged_without(item: DreamReviewItem, keep_apart: frozenset) -> str:
     """A merge's text built again without the members kept apart: a member
     that says something else is not part of the merge, its words included
-    (the proposed text held every member's)."""
+    (the proposed text held every member's). Built from each member's text
+    as it was when the merge was proposed, as the reviewer saw it: an edit
+    of a member since is not approved unseen."""
     # Compaction builds merge texts; it imports this module for its proposals.
     from memory_app.dreams.compact import merged_content
 
-    members = list(item.related_documents.order_by("created_at"))
-    main = next(m for m in members if m.pk == item.source_document_id)
-    others = [m for m in members if m.pk != main.pk and m.pk not in keep_apart]
-    return merged_content(main, others)
+    members = item.related_documents.exclude(pk=item.source_document_id).exclude(pk__in=keep_apart)
+    then = {
+        version.document_id: version
+        for version in MemoryVersion.objects.filter(
+            document__in=members, created_at__lte=item.created_at
+        )
+        .order_by("document_id", "-version")
+        .distinct("document_id")
+        .only("document_id", "content")
+    }
+    others = [then[pk] for pk in members.order_by("created_at").values_list("pk", flat=True)]
+    return merged_content(item.source_version, others)
 
 
 def _apply(

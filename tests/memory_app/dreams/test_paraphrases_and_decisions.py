@@ -178,6 +178,17 @@ def test_a_member_kept_apart_leaves_its_words_out_of_the_merge(dns_store, review
     assert "nslookup from two pods on different nodes" in merged
 
 
+def test_a_merge_rebuilt_without_a_member_uses_the_text_the_reviewer_saw(dns_store, reviewer):
+    runbook, rollout, verify, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    edit(verify, VERIFY + " Then flush the CoreDNS cache on every node.")
+    promotion_approve(user=reviewer, item_id=item.pk, keep_apart=[rollout.pk])
+    merged = MemoryDocument.objects.get(pk=runbook.pk).content
+    assert "nslookup from two pods on different nodes" in merged
+    assert "flush the CoreDNS cache" not in merged
+
+
 @pytest.mark.parametrize("which", ["target", "stranger"])
 def test_only_the_other_members_of_a_merge_may_be_kept_apart(dns_store, reviewer, which):
     runbook, rollout, verify, upstream, _ = dns_store
