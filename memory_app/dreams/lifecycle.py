@@ -15,6 +15,7 @@ from memory_app.models import (
     ChangeKind,
     DocState,
     DreamJob,
+    DreamKind,
     DreamReviewItem,
     MemoryDocument,
     MemoryStore,
@@ -74,10 +75,15 @@ def expire(job: DreamJob, progress: Progress) -> dict:
 def _rotatable() -> Q:
     """What rotation may remove: agents' drafts that no reviewer is deciding
     on (an open promotion proposal keeps its draft) or decided to keep (a
-    declined deletion)."""
+    declined deletion request). A declined usage review or scanner flag says
+    the text may stay for now, not that it outlives the store's bound."""
     held = DreamReviewItem.objects.filter(source_document=OuterRef("pk")).filter(
         Q(action=ReviewAction.PROMOTE, status__in=OPEN)
-        | Q(action=ReviewAction.TOMBSTONE, status=ReviewStatus.REJECTED)
+        | Q(
+            action=ReviewAction.TOMBSTONE,
+            status=ReviewStatus.REJECTED,
+            job__kind=DreamKind.DELETION,
+        )
     )
     return Q(~Exists(held), trust=Trust.AGENT_DRAFT)
 

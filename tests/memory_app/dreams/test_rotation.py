@@ -2,11 +2,14 @@
 importance its agent gave the drafts."""
 
 import pytest
+from django.utils import timezone
 
 from memory_app.actors import Actor
+from memory_app.dreams.proposals import propose_review
 from memory_app.dreams.runner import dream_execute
 from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument
 from memory_app.services.conversations import conversation_open
+from memory_app.services.delete import deletion_decide, memory_delete_request
 from memory_app.services.promote import (
     memory_propose_promotion,
     promotion_approve,
@@ -127,3 +130,20 @@ def test_important_drafts_that_cannot_be_proposed_rotate_like_the_rest(settings,
     drafts(store, 2, importance=9, prefix="later")
     assert run().stats == {"stores": 1, "tombstoned": 2, "proposed": 0}
     assert active_paths(store) == ["later/0", "later/1"]
+
+
+def test_a_declined_deletion_keeps_a_draft_but_a_declined_usage_review_does_not(
+    settings, store, owner
+):
+    """A person who declines a deletion request decided to keep the draft;
+    one who declines a usage review only let it stay for now."""
+    settings.MEMORY_CONVERSATION_CAPACITY = 2
+    kept, reviewed, newest = drafts(store, 3, importance=3)
+    item, _ = memory_delete_request(actor=Actor(user=owner, agent=owner), document=kept)
+    deletion_decide(user=owner, item=item, confirm=False)
+    usage = DreamJob.objects.create(kind="usage")
+    propose_review(usage, reviewed, rationale="Injected often, never used.", constrain=False)
+    DreamReviewItem.objects.filter(job=usage).update(status="rejected")
+    MemoryDocument.objects.filter(pk=newest.pk).update(last_used_at=timezone.now())
+    run()
+    assert active_paths(store) == sorted([kept.path, newest.path])
