@@ -4,6 +4,8 @@
 // a toast counts down the page's undo seconds with an Undo button; only then
 // is the decision posted (htmx, so the response's queue-changed event
 // refreshes the badges). Without JavaScript the forms post directly.
+// Back or Forward in the queue posts every decision still waiting at once
+// (see htmx:historyCacheMiss below).
 //
 // Keys: j/k move, a approves the focused item, r opens its reject note
 // (Enter there rejects), d defers, x selects, u undoes the latest waiting
@@ -20,6 +22,13 @@
   // Inputs that take no text: on them a letter is a shortcut, as on a card.
   const NOT_TEXT = ["checkbox", "radio", "button", "submit", "reset", "image", "file", "range", "color"];
   const waiting = [];
+  // Decisions posted and not answered yet: a page drawn again waits for them.
+  const posting = new Set();
+  // The decisions sent at once for Back or Forward, reported in the page
+  // drawn again.
+  let sentAtOnce = null;
+  // The browser refuses keepalive requests beyond 64 KiB in all.
+  const KEEPALIVE_BYTES = 65536;
   // Where the focus goes once the rows are swapped (see landingFor).
   let landing = null;
 
@@ -45,8 +54,12 @@
   }
   function cardsOf(form) {
     if (form.id !== "bulk") return [form.closest("[data-row]")];
-    return Array.from(document.querySelectorAll("input[name=items]:checked"), function (box) {
-      return box.closest("[data-row]");
+    // Only the ticks the reviewer sees: a card is hidden while its own
+    // decision waits or is on its way, and a bulk decision would decide its
+    // item as well, even once that decision is undone.
+    return rows().filter(function (row) {
+      const box = row.querySelector("input[name=items]");
+      return box && box.checked;
     });
   }
   function describe(cards) {
@@ -76,6 +89,11 @@
     if (!cards.length) {
       tell("Select at least one item.", 6000);
       return;
+    }
+    // The form's data holds every ticked box, hidden cards' too.
+    if (form.id === "bulk") {
+      data.delete("items");
+      cards.forEach(function (card) { data.append("items", card.dataset.item); });
     }
     const visible = rows();
     const after = visible.slice(visible.indexOf(cards[cards.length - 1]) + 1);
@@ -133,10 +151,28 @@
     focusRow(entry.cards[0]);
   }
 
+  // `answer` must not reject: a page drawn again waits for all of them.
+  function track(answer) {
+    posting.add(answer);
+    function done() { posting.delete(answer); }
+    answer.then(done, done);
+    return answer;
+  }
+
   function send(entry, url, data) {
     entry.toast.textContent = "Deciding…";
-    htmx.ajax("POST", url, { source: entry.toast, target: entry.toast, swap: "innerHTML", values: data })
-      .then(function () { settle(entry); }, function () { settle(entry); });
+    track(htmx.ajax("POST", url, { source: entry.toast, target: entry.toast, swap: "innerHTML", values: data })
+      .then(function () { settle(entry); }, function () { settle(entry); }));
+  }
+
+  // Cards the server decided go; the others come back. Returns those.
+  function sortOut(cards, decided) {
+    const back = cards.filter(function (card) { return !decided.includes(card.dataset.item); });
+    cards.forEach(function (card) {
+      if (back.includes(card)) card.hidden = false;
+      else card.remove();
+    });
+    return back;
   }
 
   // The response names the items it decided: their cards go. The others
@@ -146,11 +182,7 @@
     const outcome = entry.toast.querySelector("[data-outcome]");
     const decided = outcome ? outcome.dataset.decided.split(" ") : [];
     if (!outcome) entry.toast.textContent = "Nothing was decided: reload the page and try again.";
-    const back = entry.cards.filter(function (card) { return !decided.includes(card.dataset.item); });
-    entry.cards.forEach(function (card) {
-      if (back.includes(card)) card.hidden = false;
-      else card.remove();
-    });
+    const back = sortOut(entry.cards, decided);
     if (back.length === entry.cards.length) refill(entry, back);
     if (back.length) {
       hold(entry.toast, back[0]);
@@ -218,6 +250,100 @@
     card.focus({ preventScroll: true });
     window.scrollBy(0, card.getBoundingClientRect().top - spot.top);
   });
+
+  // Back or Forward to an address the pager pushed has htmx draw the whole
+  // page again from the server, with no beforeunload: a countdown still
+  // running would then fire for a toast gone with its page, and htmx posts
+  // nothing for it. The reviewer decided those items, so they are posted at
+  // once, and the page's request waits until every decision on its way is
+  // answered (htmx sends it only if this event is not cancelled): the
+  // server draws the page with them made. Fetching the rows again once it
+  // is drawn would first show them pending, to be decided twice.
+  document.addEventListener("htmx:historyCacheMiss", function (event) {
+    if (waiting.length) sentAtOnce = (sentAtOnce || []).concat(postAll(waiting.slice()));
+    if (!posting.size) return;
+    event.preventDefault();
+    const request = event.detail.xhr;
+    const path = event.detail.path;
+    Promise.all(Array.from(posting)).then(function () {
+      // A later Back or Forward asked for its own page: this older one
+      // would be drawn over it.
+      if (path === window.location.pathname + window.location.search) request.send();
+    });
+  });
+
+  // With keepalive the posts outlive the page should the reviewer close it
+  // at once; past the browser's allowance a keepalive post is refused, so
+  // the rest go without.
+  function postAll(entries) {
+    let allowance = KEEPALIVE_BYTES;
+    return entries.map(function (entry) {
+      forget(entry);
+      const body = new URLSearchParams(entry.data);
+      const size = body.toString().length;
+      const keepalive = size <= allowance;
+      if (keepalive) allowance -= size;
+      return track(fetch(entry.form.getAttribute("action"), {
+        method: "POST",
+        body: body,
+        credentials: "same-origin",
+        keepalive: keepalive,
+        // Answered as htmx is, with the outcome: a plain post is redirected,
+        // and its messages kept for whichever page comes next.
+        headers: { "HX-Request": "true" },
+      }).then(function (response) {
+        return response.ok ? response.text() : "";
+      }).then(function (html) {
+        return { entry: entry, outcome: outcomeIn(html) };
+      }, function () {
+        return { entry: entry, outcome: null };
+      }));
+    });
+  }
+
+  // Read in a template, where nothing of it runs or loads.
+  function outcomeIn(html) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html;
+    return holder.content.querySelector("[data-outcome]");
+  }
+
+  function reportSent() {
+    if (!sentAtOnce) return;
+    const sent = sentAtOnce;
+    sentAtOnce = null;
+    Promise.all(sent).then(tellSent);
+  }
+  document.addEventListener("htmx:historyRestore", reportSent);
+  // A page that could not be drawn again stays, with the cards and toasts
+  // of these decisions: the report sorts them out (elsewhere they are gone).
+  document.addEventListener("htmx:historyCacheMissLoadError", reportSent);
+
+  // In the page's messages, which stay: the toasts of these decisions went
+  // with the page they were in.
+  function note(text, className) {
+    const message = document.createElement("li");
+    message.className = className;
+    message.textContent = text;
+    document.getElementById("messages").append(message);
+  }
+
+  function tellSent(results) {
+    note(results.length + " waiting decision(s) sent at once on going back or forward.", "message info");
+    results.forEach(function (result) {
+      const entry = result.entry;
+      entry.toast.remove();
+      if (!result.outcome) {
+        sortOut(entry.cards, []);
+        note("Nothing was decided for " + describe(entry.cards) + ": decide again.", "message error");
+        return;
+      }
+      sortOut(entry.cards, result.outcome.dataset.decided.split(" "));
+      result.outcome.querySelectorAll(".message").forEach(function (message) {
+        note(message.textContent, message.className);
+      });
+    });
+  }
 
   function closeForms() {
     const row = current();
