@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.db.models import F, Prefetch, Q
+from django.db.models import Exists, IntegerField, OuterRef, Prefetch
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils.dateparse import parse_datetime
 
 from memory_app.models import (
     ChangeKind,
     DreamReviewItem,
     MemoryDocument,
+    MemoryEvent,
     MemorySourceRef,
     MemoryVersion,
     SourceKind,
@@ -130,9 +133,20 @@ def version_authors(versions: list[MemoryVersion]) -> dict[int, tuple[str, str]]
     """
     authors = {v.pk: (v.author_name, "") for v in versions}
     promoted = [v.pk for v in versions if v.change == ChangeKind.PROMOTE]
+    # The approval's own record says whether the reviewer edited the text:
+    # comparing the texts would also count a redaction of the draft since.
+    edited_approval = (
+        MemoryEvent.objects.filter(
+            type="memory.promotion.approved",
+            document_id=OuterRef("result_version__document_id"),
+            payload__edited=True,
+        )
+        .annotate(version=Cast(KeyTextTransform("version", "payload"), IntegerField()))
+        .filter(version=OuterRef("result_version__version"))
+    )
     for result_id, draft_author, proposer, edited in (
         DreamReviewItem.objects.filter(result_version_id__in=promoted)
-        .annotate(edited=~Q(proposed_content=F("result_version__content")))
+        .annotate(edited=Exists(edited_approval))
         .values_list(
             "result_version_id", "source_version__author_name", "proposed_by__username", "edited"
         )

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_app.actors import Actor
-from memory_app.models import MemoryDocument
+from memory_app.models import DreamReviewItem, MemoryDocument
 from memory_app.services.conversations import conversation_open
 from memory_app.services.promote import memory_propose_promotion, promotion_approve
 from memory_app.services.remember import RememberInput, memory_remember
@@ -105,6 +105,18 @@ def test_an_approval_with_edits_says_so(client, reviewer, agent):
     html = client.get(f"/documents/{promoted.pk}/").content.decode()
     assert "Approved by</dt><dd>reviewer, with edits" in html
     assert "approved by reviewer, with edits" in html
+
+
+def test_an_approval_as_proposed_is_not_called_edited_after_the_draft_is_redacted(
+    client, reviewer, agent
+):
+    item_id = propose(agent)
+    promoted = promotion_approve(user=reviewer, item_id=item_id)
+    DreamReviewItem.objects.filter(pk=item_id).update(proposed_content="[redacted]")
+    client.force_login(reviewer)
+    html = client.get(f"/documents/{promoted.pk}/").content.decode()
+    assert "Approved by</dt><dd>reviewer</dd>" in html
+    assert "with edits" not in html
 
 
 def test_the_draft_page_shows_its_own_metadata(client, reviewer, agent):
