@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.scanner_eval import DEFAULT_CORPORA, families_flagged, public_items
-from benchmarks.scanner_speed import write
+from benchmarks.scanner_speed import synthetic, with_findings
 
 Engine = Callable[[str], bool]
 
@@ -91,7 +91,7 @@ ENGINES = {
 
 
 def cpu_ms(engine: Engine, runs: int) -> tuple[float, float]:
-    text = write(dirty=True)
+    text = with_findings(synthetic(0))
     engine(text)
     seconds = []
     for run in range(runs):
