@@ -243,6 +243,11 @@ def main() -> None:
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    if not (args.corpora / "injection.jsonl").is_file():
+        parser.error(
+            f"no public development sets in {args.corpora}: name their folder "
+            "(injection.jsonl, retrieval/) with --corpora"
+        )
     model = train(args.corpora)
     text = json.dumps(model, sort_keys=True, ensure_ascii=False, indent=0) + "\n"
     if args.check:
