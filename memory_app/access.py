@@ -170,17 +170,9 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
     elif store := _turn_store(actor, name):
         return store
     else:
-        kind, _, rest = name.partition(":")
-        lookup = (
-            {
-                "system": Q(scope=Scope.SYSTEM, system__slug=rest),
-                "user": Q(scope=Scope.USER, owner__username=rest),
-                "conversation": Q(scope=Scope.CONVERSATION, conversation__external_id=rest),
-            }.get(kind)
-            if rest
-            else None
-        )
-        query = lookup if lookup is not None else Q(scope=Scope.WORKSPACE, slug=name)
+        query = store_named_q(name)
+        if query is None:
+            query = Q(scope=Scope.WORKSPACE, slug=name)
         store = (
             stores_readable(user)
             .filter(query)
@@ -190,6 +182,19 @@ def access_store(actor: Actor, name: object) -> MemoryStore:
     if store is None:
         raise NotFound(f"No store named {named(name)}.")
     return store
+
+
+def store_named_q(name: str) -> Q | None:
+    """The store a `system:`, `user:` or `conversation:` name points at (API.md,
+    "Store names"), as a predicate; None for any other name (a slug)."""
+    kind, _, rest = name.partition(":")
+    if not rest:
+        return None
+    return {
+        "system": Q(scope=Scope.SYSTEM, system__slug=rest),
+        "user": Q(scope=Scope.USER, owner__username=rest),
+        "conversation": Q(scope=Scope.CONVERSATION, conversation__external_id=rest),
+    }.get(kind)
 
 
 def _turn_store(actor: Actor, name: str) -> MemoryStore | None:

@@ -17,9 +17,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
-from memory_app.access import store_ref
+from memory_app.access import store_named_q, store_ref
 from memory_app.errors import InvalidInput
 from memory_app.models import (
     DreamReviewItem,
@@ -36,26 +36,34 @@ BATCH = 200
 STORES_NAMED = 20
 
 
-def documents_in_stores(slugs: list[str] | None) -> QuerySet[MemoryDocument]:
-    """The documents of the stores with these slugs (every document for None).
+def documents_in_stores(names: list[str] | None) -> QuerySet[MemoryDocument]:
+    """The documents of the stores with these names (every document for None):
+    a slug (`system-payments-api`) or a name as the API and the export file
+    write it (`system:payments-api`, `user:alice`, `conversation:conv-1`).
 
-    InvalidInput names the slugs no store has, with the slugs there are: a
+    InvalidInput names what no store answers to, with the slugs there are: a
     mistyped store would otherwise select nothing, silently.
     """
     documents = MemoryDocument.objects.all()
-    if slugs is None:
+    if names is None:
         return documents
-    unknown = set(slugs) - set(
-        MemoryStore.objects.filter(slug__in=slugs).values_list("slug", flat=True)
-    )
+    queries = {name: store_named_q(name) or Q(slug=name) for name in names}
+    stores = MemoryStore.objects.none()
+    unknown = []
+    for name, query in queries.items():
+        found = MemoryStore.objects.filter(query)
+        if found.exists():
+            stores |= found
+        else:
+            unknown.append(name)
     if unknown:
         known = list(MemoryStore.objects.order_by("slug").values_list("slug", flat=True))
-        named = ", ".join(known[:STORES_NAMED])
+        listed = ", ".join(known[:STORES_NAMED])
         more = f" and {len(known) - STORES_NAMED} more" if len(known) > STORES_NAMED else ""
         raise InvalidInput(
-            f"No store with the slug {', '.join(sorted(unknown))}. Stores: {named or 'none'}{more}."
+            f"No store named {', '.join(sorted(unknown))}. Stores: {listed or 'none'}{more}."
         )
-    return documents.filter(store__slug__in=slugs)
+    return documents.filter(store__in=stores)
 
 
 def _time(value: datetime | None) -> str | None:

@@ -17,7 +17,13 @@ from memory_app.errors import InvalidInput
 from memory_app.hashing import sha256_text
 from memory_app.management.commands import memory_export as memory_export_command
 from memory_app.management.commands import memory_import as memory_import_command
-from memory_app.models import Conversation, DreamReviewItem, MemoryDocument, MemoryVersion
+from memory_app.models import (
+    Conversation,
+    DreamReviewItem,
+    MemoryDocument,
+    MemoryStore,
+    MemoryVersion,
+)
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services import export as export_service
 from memory_app.services.conversations import conversation_open
@@ -503,10 +509,19 @@ def test_the_export_says_how_far_it_got_on_stderr(world, tmp_path, monkeypatch):
 
 
 def test_an_export_of_a_store_that_does_not_exist_is_refused(world):
-    with pytest.raises(
-        CommandError, match=r"No store with the slug typo\. Stores: .*workspace_runbooks"
-    ):
+    with pytest.raises(CommandError, match=r"No store named typo\. Stores: .*workspace_runbooks"):
         call_command("memory_export", "--store", "typo", stdout=io.StringIO())
+
+
+@pytest.mark.parametrize("name", ["conversation:export-1", "conversation-{pk}"])
+def test_an_export_names_a_store_as_the_api_does_or_by_its_slug(world, name, tmp_path):
+    store = MemoryStore.objects.get(conversation__external_id="export-1")
+    path = tmp_path / "one.jsonl"
+    store_name = name.format(pk=store.conversation_id)
+    call_command("memory_export", "--store", store_name, "-o", str(path), stderr=io.StringIO())
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    stores = {row["store"] for row in rows if row["type"] == "document"}
+    assert stores == {"conversation:export-1"}
 
 
 def test_a_failing_export_leaves_the_previous_one_in_place(world, tmp_path, monkeypatch):

@@ -137,7 +137,7 @@ def test_verify_accepts_a_pin_and_a_constraint_which_record_no_version(reviewer)
 
 def test_verify_refuses_a_store_that_does_not_exist():
     store = WorkspaceStoreFactory()
-    with pytest.raises(CommandError, match=f"No store with the slug nope. Stores: .*{store.slug}"):
+    with pytest.raises(CommandError, match=f"No store named nope. Stores: .*{store.slug}"):
         call_command("memory_verify", "--store", "nope", stdout=io.StringIO())
 
 

@@ -25,7 +25,9 @@ class Command(BaseCommand):
             "--output", "-o", help="File to write (default: stdout); replaced once complete."
         )
         parser.add_argument(
-            "--store", action="append", help="Only this store's slug; repeat for several."
+            "--store",
+            action="append",
+            help="Only this store (a slug, or an API name such as user:alice); repeat for several.",
         )
 
     def handle(self, *args, **options):

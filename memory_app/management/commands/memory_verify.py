@@ -21,7 +21,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--store", help="Only this store (slug).")
+        parser.add_argument(
+            "--store", help="Only this store: its slug, or its API name (system:payments-api)."
+        )
         parser.add_argument(
             "--rekey",
             action="store_true",
