@@ -21,6 +21,12 @@ import sys
 import time
 from pathlib import Path
 
+# Before any definition: annotations such as `str | Path` are evaluated when
+# the module runs, so on an older python3 they would fail before this could
+# say what is needed. (Only syntax that Python 3.7 compiles may appear below.)
+if sys.version_info < (3, 12):  # noqa: UP036 (run by whatever python3 the machine has)
+    sys.exit(f"Python 3.12 or newer is needed; this is {sys.version.split()[0]}.")
+
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("VENV", ROOT / ".venv"))
 PYTHON = VENV / "bin" / "python"
@@ -126,12 +132,15 @@ def run() -> None:
         worker = Restarted([str(PYTHON), "-m", "celery", *WORKER_ARGS], name="worker")
 
     def stop_children(*_args) -> None:
-        if worker is not None:
-            worker.stop()
+        # The server first: it stops while the worker has its grace period.
         if server.poll() is None:
             server.terminate()
+        if worker is not None:
+            worker.stop()
 
     signal.signal(signal.SIGTERM, stop_children)
+    # A closed terminal: the worker, in a session of its own, would not hear it.
+    signal.signal(signal.SIGHUP, stop_children)
     try:
         while server.poll() is None:
             if worker is not None:
@@ -158,10 +167,19 @@ class Restarted:
     deliveries with it while the pages keep working, and nothing says so. A
     child that stops soon after its start waits longer before each new start
     (up to a minute), so a worker that cannot start does not spin.
+
+    The child runs in a process group of its own, stopped as a whole: the
+    worker's embedded beat is a process the worker forks, and one left behind
+    by a worker that died would be a second scheduler, running on even after
+    this one stops.
     """
 
     STEADY_SECONDS = 60.0
     LONGEST_PAUSE = 60.0
+    # How long the group has to stop on SIGTERM before SIGKILL: a worker's
+    # warm shutdown waits for its task, and a task killed mid-way is delivered
+    # again (tasks are acknowledged only when they finish).
+    GRACE_SECONDS = 10.0
 
     def __init__(self, command: list[str], *, name: str) -> None:
         self.command, self.name = command, name
@@ -172,33 +190,54 @@ class Restarted:
 
     def _start(self) -> None:
         self.started = time.monotonic()
-        self.process = subprocess.Popen(self.command, cwd=ROOT)
+        self.process = subprocess.Popen(self.command, cwd=ROOT, start_new_session=True)
 
     def keep_running(self) -> None:
-        """Start the child again if it has stopped and its pause is over."""
+        """Start the child again if it has stopped and its pause is over.
+        What the child forked is stopped as soon as the child is seen stopped."""
         if self.stopping or self.process.poll() is None:
             return
-        now = time.monotonic()
         if not self.due:
-            ran = now - self.started
+            ran = time.monotonic() - self.started
+            self._stop_group()
             self.pause = (
                 1.0 if ran >= self.STEADY_SECONDS else min(self.pause * 2, self.LONGEST_PAUSE)
             )
-            self.due = now + self.pause
+            self.due = time.monotonic() + self.pause
             print(
                 f"The {self.name} stopped (exit code {self.process.returncode}); "
                 f"starting it again in {self.pause:.0f} s.",
                 file=sys.stderr,
                 flush=True,
             )
-        if now >= self.due:
+        if time.monotonic() >= self.due:
             self.due = 0.0
             self._start()
 
     def stop(self) -> None:
+        """Stop the child and everything it started, for good.
+
+        Safe to call again, as the final cleanup does after a signal handler
+        has: a child started in between is stopped too."""
         self.stopping = True
-        if self.process.poll() is None:
-            self.process.terminate()
+        self._stop_group()
+
+    def _stop_group(self) -> None:
+        """SIGTERM the child's process group, then SIGKILL what is left of it
+        after the grace period. The group outlives the child itself while any
+        process it forked is still running."""
+        group = self.process.pid
+        deadline = time.monotonic() + self.GRACE_SECONDS
+        try:
+            os.killpg(group, signal.SIGTERM)
+            while time.monotonic() < deadline:
+                # Reaped, the child leaves the group; a zombie would keep it.
+                self.process.poll()
+                os.killpg(group, 0)
+                time.sleep(0.05)
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # no process of the group is left
         self.process.wait()
 
 
@@ -236,8 +275,6 @@ def stop() -> None:
 COMMANDS = {"run": run, "test": test, "lint": lint, "stop": stop}
 
 if __name__ == "__main__":
-    if sys.version_info < (3, 12):  # noqa: UP036 (run by whatever python3 the machine has)
-        sys.exit(f"Python 3.12 or newer is needed; this is {sys.version.split()[0]}.")
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
     if sys.argv[1] == "test":
