@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
+from tests.factories import PASSWORD, UserFactory
+
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls
 # made by the tests themselves are still synchronous.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -76,3 +78,16 @@ def undo_seconds(monkeypatch):
 
     set_to(1)
     return set_to
+
+
+@pytest.fixture
+def agent(db):
+    """The service account whose proposals fill the queue."""
+    return UserFactory(username="bot", service_account=True)
+
+
+@pytest.fixture
+def reviewer_page(login, undo_seconds):
+    """A browser page logged in as a reviewer, decisions waiting `undo_seconds`."""
+    UserFactory(username="rita", reviewer=True)
+    return login("rita", PASSWORD)

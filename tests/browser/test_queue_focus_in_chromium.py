@@ -8,23 +8,12 @@ from playwright.sync_api import expect
 
 from memory_app.services.stores import store_workspace_ensure
 from tests.browser.test_queue_keys_in_chromium import status
-from tests.factories import PASSWORD, UserFactory, make_document
+from tests.factories import make_document
 from tests.review_app.test_queue import many_pending, propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SECRET = "AKIAIOSFODNN7EXAMPLQ"
-
-
-@pytest.fixture
-def agent(db):
-    return UserFactory(username="bot", service_account=True)
-
-
-@pytest.fixture
-def reviewer_page(login, undo_seconds):
-    UserFactory(username="rita", reviewer=True)
-    return login("rita", PASSWORD)
 
 
 @pytest.fixture

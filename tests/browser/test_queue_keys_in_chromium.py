@@ -18,11 +18,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def agent(db):
-    return UserFactory(username="bot", service_account=True)
-
-
-@pytest.fixture
 def queue_page(login, live_server, agent, undo_seconds):
     """A reviewer on /queue/ with two proposals (fix/0 first)."""
     ids = [propose(agent, 0), propose(agent, 1)]

@@ -9,21 +9,9 @@ from playwright.sync_api import expect
 
 from tests.browser.test_queue_focus_in_chromium import tab_to
 from tests.browser.test_queue_keys_in_chromium import approved_documents, status
-from tests.factories import PASSWORD, UserFactory
 from tests.review_app.test_queue import many_pending, propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def agent(db):
-    return UserFactory(username="bot", service_account=True)
-
-
-@pytest.fixture
-def reviewer_page(login, undo_seconds):
-    UserFactory(username="rita", reviewer=True)
-    return login("rita", PASSWORD)
 
 
 def test_back_within_the_undo_seconds_sends_the_waiting_decision_and_says_so(
