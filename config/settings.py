@@ -16,9 +16,13 @@ import dj_database_url
 import psutil
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from kombu.transport import TRANSPORT_ALIASES
+from kombu.utils.url import parse_url as broker_url_parts
+from redis.connection import parse_url as redis_url_options
 
 from config.brokers import filesystem_broker
 from config.database.checkout import check_on_news
+from memory_app.paths import STORE_SLUG_REGEX
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -83,6 +87,82 @@ def env_rate(name: str, default: str) -> str:
     count, _, period = value.partition("/")
     if not count.isdigit() or int(count) < 1 or period not in ("second", "minute", "hour", "day"):
         raise ImproperlyConfigured(f"{name} must look like 600/minute, got {value!r}")
+    return value
+
+
+def env_redis_url(name: str) -> str:
+    """Servers for Django's RedisCache, split where that backend splits them
+    (the first is written to, the others read), each parsed as redis-py will
+    parse it on first use. The message never repeats the value: it may hold
+    a password."""
+    value = env_str(name)
+    for server in re.split("[;,]", value) if value else []:
+        try:
+            redis_url_options(server)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} is not a Redis URL; the form is redis://host:6379/0 "
+                "(or rediss://…, unix:///path), several separated by commas"
+            ) from None
+    return value
+
+
+def env_broker_url(name: str) -> str:
+    """Broker URLs as kombu reads them: failover alternates separated by ";",
+    each naming its transport by scheme ("sqla+postgresql://": the part before
+    "+"). Only the scheme is repeated in a message; the rest may hold a password."""
+    value = env_str(name)
+    for url in value.split(";") if value else []:
+        scheme, separator, _ = url.partition("://")
+        if not separator:
+            raise ImproperlyConfigured(
+                f"{name} is not a broker URL; the form is redis://host:6379/0 "
+                "or amqp://user:password@host:5672//"
+            )
+        transport = scheme.partition("+")[0] if "+" in scheme else scheme.lower()
+        if transport not in TRANSPORT_ALIASES:
+            raise ImproperlyConfigured(
+                f"{name} names no transport Celery knows ({transport!r}); "
+                "use redis://, rediss://, amqp:// or amqps://"
+            )
+        if transport == "filesystem":
+            # Its folders come from MEMORY_DATA_DIR only when the URL is unset;
+            # named here, kombu's defaults apply: folders relative to each
+            # process's working directory, one written and another read, so
+            # a worker would never see a message the web process sends.
+            raise ImproperlyConfigured(
+                f"{name} must be left unset for the filesystem broker "
+                "(it then keeps messages in MEMORY_DATA_DIR/broker)"
+            )
+        try:
+            broker_url_parts(url)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} is not a broker URL; the form is redis://host:6379/0 "
+                "or amqp://user:password@host:5672//"
+            ) from None
+    return value
+
+
+_HOST_NAME = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*"
+
+
+def env_listen(name: str, default: str) -> str:
+    """HOST:PORT read as `tasks.py run` reads it: split at the last colon, an
+    IPv6 address without brackets (::1:8000), and an empty value taken as
+    it is, since that is what the server would be given."""
+    value = os.environ.get(name, default)
+    host, _, port = value.rpartition(":")
+    try:
+        ipaddress.ip_address(host)
+        host_valid = True
+    except ValueError:
+        host_valid = re.fullmatch(_HOST_NAME, host) is not None
+    if not (host_valid and re.fullmatch(r"[0-9]{1,5}", port) and 1 <= int(port) <= 65535):
+        raise ImproperlyConfigured(
+            f"{name} must be HOST:PORT with a port from 1 to 65535, "
+            f"such as 127.0.0.1:8000, got {value!r}"
+        )
     return value
 
 
@@ -301,7 +381,7 @@ def _databases() -> dict:
 DATABASES = _databases()
 
 
-MEMORY_CACHE_URL = env_str("MEMORY_CACHE_URL")
+MEMORY_CACHE_URL = env_redis_url("MEMORY_CACHE_URL")
 
 
 def _caches() -> dict:
@@ -492,7 +572,7 @@ LOGGING = {
 
 # Celery: a broker URL for production; without one the zero-setup default
 # keeps messages in the data folder (see docs/decisions.md).
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_BROKER_URL = env_broker_url("CELERY_BROKER_URL")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -565,7 +645,21 @@ MEMORY_EMBEDDING_THREADS = env_int("MEMORY_EMBEDDING_THREADS", 1, minimum=1)
 # Exact float32 products and the exported model's vectors (and model id), at
 # about twice the CPU per text of the default integer ones.
 MEMORY_EMBEDDING_FLOAT32 = env_bool("MEMORY_EMBEDDING_FLOAT32", False)
-MEMORY_CONSOLIDATE_TARGET = env_str("MEMORY_CONSOLIDATE_TARGET", "workspace_runbooks")
+
+
+def _consolidate_target() -> str:
+    """A workspace store's slug, checked by the rule every store slug follows;
+    whether that store exists is the consolidation job's to report."""
+    slug = env_str("MEMORY_CONSOLIDATE_TARGET") or "workspace_runbooks"
+    if re.fullmatch(STORE_SLUG_REGEX, slug) is None:
+        raise ImproperlyConfigured(
+            "MEMORY_CONSOLIDATE_TARGET must be a store slug (lowercase letters, digits, "
+            f"'_' and '-', starting with a letter or digit), got {slug!r}"
+        )
+    return slug
+
+
+MEMORY_CONSOLIDATE_TARGET = _consolidate_target()
 MEMORY_CANARY_QUERIES = env_list(
     "MEMORY_CANARY_QUERIES",
     [
@@ -585,3 +679,9 @@ MEMORY_CAPTURE_LLM_URL = env_str("MEMORY_CAPTURE_LLM_URL", "")
 MEMORY_CAPTURE_LLM_MODEL = env_str("MEMORY_CAPTURE_LLM_MODEL", "gpt-4o-mini")
 MEMORY_CAPTURE_LLM_API_KEY = env_str("MEMORY_CAPTURE_LLM_API_KEY", "")
 MEMORY_CAPTURE_LLM_TIMEOUT = env_int("MEMORY_CAPTURE_LLM_TIMEOUT", 20, minimum=1)
+
+# Read by `tasks.py run` alone, whose first step (`manage.py migrate`) loads
+# these settings: a malformed value stops it there, before a server or a
+# worker starts.
+MEMORY_WORKER = env_bool("MEMORY_WORKER", True)
+MEMORY_LISTEN = env_listen("MEMORY_LISTEN", "127.0.0.1:8000")
