@@ -126,7 +126,7 @@ def run() -> None:
         cwd=ROOT,
     )
     worker = None
-    if os.environ.get("MEMORY_WORKER", "true").lower() not in ("0", "false", "no", "off"):
+    if os.environ.get("MEMORY_WORKER", "true").strip().lower() not in ("0", "false", "no", "off"):
         # A worker with beat inside: embeddings and dream jobs on schedule,
         # over the filesystem broker unless CELERY_BROKER_URL names one.
         worker = Restarted([str(PYTHON), "-m", "celery", *WORKER_ARGS], name="worker")
