@@ -125,6 +125,11 @@ def env_broker_url(name: str) -> str:
                 f"{name} names no transport Celery knows ({transport!r}); "
                 "use redis://, rediss://, amqp:// or amqps://"
             )
+        if transport == "memory":
+            raise ImproperlyConfigured(
+                f"{name} names kombu's in-process transport, which no worker in "
+                "another process can read; use redis://, rediss://, amqp:// or amqps://"
+            )
         if transport == "filesystem":
             # Its folders come from MEMORY_DATA_DIR only when the URL is unset;
             # named here, kombu's defaults apply: folders relative to each

@@ -43,6 +43,7 @@ def _check(tmp_path, **environment) -> subprocess.CompletedProcess:
         ({"CELERY_BROKER_URL": "s3cret-pw"}, "CELERY_BROKER_URL is not a broker URL"),
         ({"CELERY_BROKER_URL": "redis://:s3cret-pw@mq:notaport/0"}, "CELERY_BROKER_URL is not"),
         ({"CELERY_BROKER_URL": "filesystem://"}, "CELERY_BROKER_URL must be left unset"),
+        ({"CELERY_BROKER_URL": "memory://"}, "CELERY_BROKER_URL names kombu's in-process"),
         ({"MEMORY_WORKER": "bogus"}, "MEMORY_WORKER must be a boolean"),
         ({"MEMORY_LISTEN": "127.0.0.1:99999"}, "MEMORY_LISTEN must be HOST:PORT"),
         ({"MEMORY_LISTEN": "127.0.0.1:0"}, "MEMORY_LISTEN must be HOST:PORT"),
