@@ -29,11 +29,17 @@ def encode_cursor(path: str) -> str:
 
 
 def decode_cursor(cursor: str) -> str:
+    """The path a cursor holds. One this API wrote holds a valid path; a
+    crafted one may hold anything, and a NUL, which PostgreSQL's text cannot
+    carry, had answered 500."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        return base64.b64decode(padded, altchars=b"-_", validate=True).decode()
+        path = base64.b64decode(padded, altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidInput("Not a cursor from this API.", fields={"cursor": ["Invalid."]}) from None
+        path = None
+    if path is None or "\x00" in path:
+        raise InvalidInput("Not a cursor from this API.", fields={"cursor": ["Invalid."]})
+    return path
 
 
 def documents_list(

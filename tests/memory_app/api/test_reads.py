@@ -88,9 +88,11 @@ def test_list_leaves_out_what_has_expired_unless_inactive_ones_are_asked_for(too
     assert [d["path"] for d in everything["documents"]] == ["gone", "keep"]
 
 
-def test_a_garbage_cursor_is_400(tools):
-    response = tools("memory_list", {"store": "user", "cursor": "%%%"})
-    assert response.status_code == 400
+@pytest.mark.parametrize("cursor", ["%%%", "YQA"], ids=["not-base64", "holds-a-nul"])
+def test_a_garbage_cursor_is_400(tools, runbooks, cursor):
+    response = tools("memory_list", {"store": "workspace_runbooks", "cursor": cursor})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_input")
+    assert response.json()["fields"] == {"cursor": ["Invalid."]}
 
 
 def test_list_is_bounded_in_queries(caller_for, owner, django_assert_max_num_queries):
