@@ -4,11 +4,12 @@ import pytest
 from django.db import transaction
 
 from memory_app.dreams.runner import dream_execute
-from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, MemoryUsage, Trust
+from memory_app.models import DreamJob, DreamReviewItem, MemoryDocument, Trust
 from memory_app.services.delete import deletion_decide
 from memory_app.services.documents import document_create, head_update
 from memory_app.services.versions import SourceRef
 from tests.factories import WorkspaceStoreFactory
+from tests.memory_app.dreams.test_usage_feedback import inject
 
 pytestmark = pytest.mark.django_db
 
@@ -112,17 +113,7 @@ def test_a_flag_naming_a_detector_the_decided_one_did_not_is_a_new_question(leak
 def test_a_declined_usage_review_does_not_silence_a_scanner_flag(leaked, owner, reviewer, settings):
     """Keeping a memory nobody cites says nothing about the secret in it."""
     settings.MEMORY_USAGE_INJECTED_MIN = 2
-    for n in range(2):
-        MemoryUsage.objects.create(
-            run_id=f"run-{n}",
-            principal=owner,
-            document=leaked,
-            version=leaked.version,
-            rank=1,
-            score=0.5,
-            block="trusted",
-            tokens=20,
-        )
+    inject(leaked, owner, times=2)
     assert run("usage").stats["proposed"] == 1
     deletion_decide(user=reviewer, item=pending_flags().get(), confirm=False, note="Keep it.")
 
