@@ -13,7 +13,8 @@ outbox's newest id (one query for all its streams); a stream runs its own
 visibility query only when that moved past what it has covered. A stream
 ends after MAX_STREAM_SECONDS; the client reconnects with its cursor. It
 also ends, before its next read, once its key is revoked, its session has
-ended or its user is deactivated.
+ended or its password changed, its user is deactivated, or the conversation
+or acted-for user it follows is out of its reach.
 
 Only the stream itself is `text/event-stream`: an error before it starts
 (a bad cursor, no credentials) is the JSON error shape with a JSON content
@@ -26,17 +27,18 @@ import time
 from weakref import WeakKeyDictionary
 
 from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
+from django.contrib.auth import HASH_SESSION_KEY, get_user_model
 from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections, connection
 from django.db.models import Max
 from django.http import StreamingHttpResponse
+from django.utils.crypto import constant_time_compare
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 
 from memory_app.api.events import MAX_ID, PAGE, _int_param, event_json, events_page
-from memory_app.errors import InvalidInput, PermissionDenied
+from memory_app.errors import InvalidInput, NotFound, PermissionDenied
 from memory_app.models import ApiKey, MemoryEvent
 
 POLL_SECONDS = 1.0
@@ -69,8 +71,10 @@ def _cursor(request: Request) -> int:
 
 def _credentials_hold(request: Request) -> bool:
     """Whether what opened the stream still admits it: its key unrevoked or
-    its session not ended, and its user active. The user is read again, so
-    a grant or a permission taken away applies to the events that follow."""
+    its session not ended nor its password changed since (as Django's
+    `get_user` checks a session's hash), and its user active. The user is
+    read again, so a grant or a permission taken away applies to the events
+    that follow."""
     user = get_user_model().objects.filter(pk=request.user.pk, is_active=True).first()
     if user is None:
         return False
@@ -78,7 +82,13 @@ def _credentials_hold(request: Request) -> bool:
         held = ApiKey.objects.filter(pk=request.auth.pk, revoked_at__isnull=True).exists()
     else:
         session = request._request.session
-        held = session.session_key is not None and session.exists(session.session_key)
+        held = (
+            session.session_key is not None
+            and constant_time_compare(
+                session.get(HASH_SESSION_KEY, ""), user.get_session_auth_hash()
+            )
+            and session.exists(session.session_key)
+        )
     if held:
         request.user = user
     return held
@@ -93,15 +103,15 @@ def _admitted(request: Request) -> bool:
 
 
 def _next_page(request: Request, after: int) -> list[MemoryEvent] | None:
-    """The events after `after`; None once the credentials no longer hold
-    or read memory was revoked, which ends the stream (a reconnect is then
-    refused)."""
+    """The events after `after`; None once the credentials no longer hold,
+    read memory was revoked, or the conversation or acted-for user went out
+    of reach, which ends the stream (a reconnect is then refused)."""
     close_old_connections()
     try:
         if not _credentials_hold(request):
             return None
         return events_page(request, after=after, limit=PAGE)
-    except PermissionDenied:
+    except (PermissionDenied, NotFound):
         return None
     finally:
         close_old_connections()

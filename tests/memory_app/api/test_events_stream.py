@@ -8,6 +8,7 @@ import time
 import httpx
 import pytest
 from django.db import connection
+from django.test import Client
 from django.utils import timezone
 
 from memory_app.api import stream
@@ -251,3 +252,73 @@ def test_open_streams_do_not_hold_a_database_connection_each(asgi_server, alice,
         time.sleep(2.5)  # every stream has polled at least twice
         during = connections()
     assert during - before < 12 // 2
+
+
+def _after_first_event(change, *later_events):
+    """Run `change`, then write `later_events`, half a second into a stream."""
+
+    def act() -> None:
+        change()
+        for make in later_events:
+            make()
+
+    return threading.Timer(0.5, act)
+
+
+def test_a_stream_of_a_conversation_ends_cleanly_once_its_caller_leaves_it(
+    asgi_server, alice, alice_key
+):
+    bob = UserFactory(username="bob")
+    shared = _shared_conversation(alice, bob)
+    first = event(bob, conversation=shared)
+    timer = _after_first_event(
+        lambda: shared.participants.remove(alice),
+        lambda: event(bob, "memory.after_leaving", conversation=shared),
+    )
+    timer.start()
+    got = read_events(asgi_server.url, alice_key, 2, conversation="shared")
+    timer.join()
+    assert [event_id for event_id, _ in got] == [first.id]
+
+
+def test_a_stream_on_behalf_of_a_user_ends_cleanly_once_the_user_is_deactivated(asgi_server, alice):
+    assistant = principal_upsert(username="assistant", service_account=True, act_on_behalf=True)
+    first = event(alice)
+    timer = _after_first_event(
+        lambda: type(alice).objects.filter(pk=alice.pk).update(is_active=False),
+        lambda: event(alice, "memory.after_deactivation"),
+    )
+    timer.start()
+    got = read_events(
+        asgi_server.url,
+        api_key_issue(user=assistant).raw,
+        2,
+        headers={"X-Memory-On-Behalf-Of": "alice"},
+    )
+    timer.join()
+    assert [event_id for event_id, _ in got] == [first.id]
+
+
+def test_a_session_stream_ends_once_the_password_changes(asgi_server, alice):
+    browser = Client()
+    browser.force_login(alice)
+    first = event(alice)
+
+    def change_password() -> None:
+        alice.set_password("A-new-password-for-alice-42")
+        alice.save()
+
+    timer = _after_first_event(change_password, lambda: event(alice, "memory.after_change"))
+    timer.start()
+    got = []
+    with httpx.stream(
+        "GET",
+        f"{asgi_server.url}/api/v1/events/stream",
+        headers={"Accept": "text/event-stream"},
+        cookies={"sessionid": browser.cookies["sessionid"].value},
+        timeout=10,
+    ) as response:
+        assert response.status_code == 200
+        got = [line for line in response.iter_lines() if line.startswith("id: ")]
+    timer.join()
+    assert got == [f"id: {first.id}"]
