@@ -93,6 +93,8 @@ MAX_TERMS = 12
 # Ticket ids, config keys, error codes: tokens with a digit, dot or underscore.
 IDENTIFIER = re.compile(r"(?<![\w.-])(?=[\w.-]*[0-9._])[A-Za-z0-9][\w.-]*[A-Za-z0-9](?![\w-])")
 TABLE = MemoryDocument._meta.db_table
+# PostgreSQL's bound on a word of a tsquery (MAXSTRLEN), in bytes.
+TSQUERY_WORD_BYTES = 2047
 TERMS_TABLE = DocumentTerms._meta.db_table
 
 
@@ -568,6 +570,8 @@ def _lexical_ctes(reads: Reads, query_text: str, k: int) -> tuple[str, list]:
         " SELECT quote_literal(l)::tsquery, false, l FROM ts_debug('english', %s) AS p,"
         " unnest(p.lexemes) AS l"
         " WHERE p.alias NOT IN ('hword_part', 'hword_asciipart', 'hword_numpart')"
+        # A longer word is refused by tsquery and never indexed by tsvector.
+        f" AND octet_length(l) < {TSQUERY_WORD_BYTES}"
         ") AS raw WHERE numnode(q) > 0 GROUP BY q LIMIT %s), "
         "collection AS (SELECT greatest(reltuples, 1000) AS n FROM pg_class"
         " WHERE oid = %s::regclass), "

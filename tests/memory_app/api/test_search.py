@@ -245,6 +245,21 @@ def test_query_syntax_characters_are_only_words(tools, runbooks, query):
     assert tools("memory_context", {"message": query}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "word",
+    ["\u4e2d" * 683, "\uff41" * 700, "a" + "\u4e2d" * 700 + "1", "a" * 2047],
+    ids=["cjk", "full-width", "identifier", "ascii"],
+)
+def test_a_word_too_long_for_a_text_query_is_left_out(tools, runbooks, word):
+    make_document(runbooks, path="x", title="Kafka lag", content="Scale the kafka consumers.")
+    question = f"kafka {word}"
+    if len(question) <= 1000:
+        for mode in ("hybrid", "text"):
+            body = tools.ok("memory_search", {"query": question, "mode": mode})
+            assert [hit["path"] for hit in body["results"]] == ["x"]
+    assert tools.ok("memory_context", {"message": question})["documents"]
+
+
 @pytest.fixture
 def analysed_runbooks(runbooks):
     """Forty runbooks sharing words, and column statistics that know the
