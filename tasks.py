@@ -68,17 +68,21 @@ def manage(*args: str) -> None:
 
 def admin_password() -> tuple[str, bool]:
     """The local admin's password and whether it is new: MEMORY_ADMIN_PASSWORD
-    if set, else one made once. Either is kept in the data folder, so a later
-    run without the variable keeps the password instead of making another."""
+    if set, else the one kept in the data folder, else one made now. A new
+    one is kept (`admin_password_keep`) only once the admin has it, so a
+    password the account refused is never printed as the login later."""
     path = DATA_DIR / "admin_password"
     kept = path.read_text().strip() if path.exists() else None
     password = os.environ.get("MEMORY_ADMIN_PASSWORD") or kept or secrets.token_urlsafe(12)
-    if password == kept:
-        return password, False
+    return password, password != kept
+
+
+def admin_password_keep(password: str) -> None:
+    """Keep the admin's password for later runs without the variable."""
     DATA_DIR.mkdir(parents=True, exist_ok=True)
+    path = DATA_DIR / "admin_password"
     path.write_text(password)
     path.chmod(0o600)
-    return password, True
 
 
 def run() -> None:
@@ -97,6 +101,7 @@ def run() -> None:
             "--superuser",
             "--no-key",
         )
+        admin_password_keep(password)
     address = os.environ.get("MEMORY_LISTEN", "127.0.0.1:8000")
     print(
         f"\nAgent Memory Admin: http://{address}/\n"
