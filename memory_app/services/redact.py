@@ -28,6 +28,7 @@ from memory_app.models import (
     MemoryVersion,
     ReviewAction,
 )
+from memory_app.paths import PATH_MAX_LENGTH, path_error
 from memory_app.policy import can_redact, check_can_redact
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.chain import chain_resign, history_rewrite
@@ -35,6 +36,8 @@ from memory_app.services.documents import embedding_for, head_update
 from memory_app.services.events import event_record
 
 MARKER = "[redacted]"
+# What a path holds instead: a path's letters cannot spell MARKER.
+PATH_MARKER = "redacted"
 _VERSION_TEXT = ("title", "recall_hint", "content", "reason", "metadata")
 _HEAD_TEXT = ("title", "recall_hint", "content", "tags", "entities")
 _ITEM_TEXT = ("proposed_title", "proposed_content", "rationale", "decision_note")
@@ -54,6 +57,8 @@ class RedactionResult:
     # Documents of the lineage that hold the text but whose history does not
     # verify: left as they are, for someone to restore first.
     broken: tuple[MemoryDocument, ...] = ()
+    # Where the document moves when its path holds the text (else None).
+    path: str | None = None
 
 
 def redaction_span(
@@ -97,6 +102,52 @@ def _occurrences(row, names: tuple[str, ...], text: str) -> int:
     return sum(str(getattr(row, name)).count(text) for name in names)
 
 
+def _path_without(document: MemoryDocument, text: str) -> str | None:
+    """The path the document moves to when its own holds `text`, else None:
+    a path is shown and exported wherever the document is, so a secret in
+    it must go too."""
+    if _in_path(text, document.path):
+        return _path_free(document.store_id, _path_scrub(document.path, text), document.pk)
+    return None
+
+
+def _in_path(text: str, path: str) -> bool:
+    """Whether `path` holds `text` as a path holds it: in lower case."""
+    return bool(text.strip()) and text.lower() in path
+
+
+def _path_scrub(path: str, text: str) -> str:
+    scrubbed = path.replace(text.lower(), PATH_MARKER)
+    return PATH_MARKER if path_error(scrubbed) else scrubbed
+
+
+def _path_free(store_id: int, stem: str, document_id=None) -> str:
+    """`stem`, or `stem-2`, `stem-3`, … : the first no other document of
+    the store holds."""
+    taken = MemoryDocument.objects.filter(store_id=store_id).exclude(pk=document_id)
+    candidate, number = stem, 1
+    while taken.filter(path=candidate).exists():
+        number += 1
+        candidate = f"{stem[: PATH_MAX_LENGTH - 8]}-{number}"
+    return candidate
+
+
+def _path_move(document: MemoryDocument, path: str, text: str) -> None:
+    """Move the locked document to `path`, and out of the paths its review
+    items target: the proposal to promote it targets its path elsewhere."""
+    old = document.path
+    for item in _related_items(document).filter(target_path__contains=text.lower()):
+        if (item.target_store_id, item.target_path) == (document.store_id, old):
+            target = path
+        else:
+            target = _path_free(item.target_store_id, _path_scrub(item.target_path, text))
+        DreamReviewItem.objects.filter(pk=item.pk).update(target_path=target)
+    for event in MemoryEvent.objects.filter(document=document, payload__path=old).only("payload"):
+        MemoryEvent.objects.filter(pk=event.pk).update(payload={**event.payload, "path": path})
+    MemoryDocument.objects.filter(pk=document.pk).update(path=path)
+    document.path = path
+
+
 def _check_text(text: str) -> None:
     if not text.strip():
         raise InvalidInput("Name the text to redact.", fields={"text": ["Must not be blank."]})
@@ -118,10 +169,16 @@ def redaction_preview(
     check_can_redact(user, document)
     _check_text(text)
     versions, occurrences = _history_count(document, text)
-    if not versions:
+    path = _path_without(document, text)
+    if not versions and path is None:
         raise _absent()
-    also = tuple(d for d in _redactable_lineage(user, document) if _history_count(d, text)[0])
-    return RedactionResult(document, versions, occurrences, also)
+    also = tuple(d for d in _redactable_lineage(user, document) if _holds(d, text))
+    return RedactionResult(document, versions, occurrences, also, path=path)
+
+
+def _holds(document: MemoryDocument, text: str) -> bool:
+    """Whether the document's history or path holds `text`."""
+    return bool(_history_count(document, text)[0]) or _path_without(document, text) is not None
 
 
 def _history_count(document: MemoryDocument, text: str) -> tuple[list[int], int]:
@@ -209,19 +266,21 @@ def document_redact(
             f"The history is broken at version {status.broken_at} ({status.problem}); "
             "it is not re-signed. Restore it from a backup first."
         )
+    moved_from = head.path
     versions, occurrences = _redact_locked(user, head, text)
-    if not versions:
+    if not versions and head.path == moved_from:
         raise _absent()
     also, broken = [], []
     for row in (locked[d.pk] for d in linked if d.pk in locked):
-        if not _history_count(row, text)[0]:
+        if not _holds(row, text):
             continue
         if not version_chain_verify(row).intact:
             broken.append(row)
             continue
         _redact_locked(user, row, text)
         also.append(row)
-    return RedactionResult(head, versions, occurrences, tuple(also), tuple(broken))
+    path = head.path if head.path != moved_from else None
+    return RedactionResult(head, versions, occurrences, tuple(also), tuple(broken), path)
 
 
 def _redact_locked(
@@ -230,10 +289,13 @@ def _redact_locked(
     """Redact `text` from one locked document's history and head, whose
     chain verified; nothing when it holds none. Its versions and occurrences."""
     versions, occurrences = _history_scrub(locked, text)
-    if not versions:
+    path = _path_without(locked, text)
+    if not versions and path is None:
         return [], 0
     chain_resign(locked)
     _related_scrub(locked, text)
+    if path is not None:
+        _path_move(locked, path, text)
     fields = {name: _scrub(getattr(locked, name), text) for name in _HEAD_TEXT}
     # Always a new version, even when only old versions held the text: the
     # chain's record of who redacted, when and where.
@@ -243,8 +305,7 @@ def _redact_locked(
         author=user,
         fields=fields,
         embedding=embedding_for(fields["title"], fields["recall_hint"], fields["content"]),
-        reason=f"Redacted {occurrences} occurrence(s) in version(s) "
-        f"{', '.join(map(str, versions))}.",
+        reason=_reason(versions, occurrences, moved=path is not None),
         force=True,
     )
     event_record(
@@ -260,6 +321,18 @@ def _redact_locked(
         },
     )
     return versions, occurrences
+
+
+def _reason(versions: list[int], occurrences: int, *, moved: bool) -> str:
+    """The `redact` version's reason: where, never what."""
+    parts = []
+    if versions:
+        parts.append(
+            f"Redacted {occurrences} occurrence(s) in version(s) {', '.join(map(str, versions))}."
+        )
+    if moved:
+        parts.append("Moved from a path that held the text.")
+    return " ".join(parts)
 
 
 def _history_scrub(document: MemoryDocument, text: str) -> tuple[list[int], int]:
@@ -286,15 +359,18 @@ def _history_hits(document: MemoryDocument, text: str, *, rewrite: bool) -> tupl
     return sorted(versions), occurrences
 
 
-def _related_scrub(document: MemoryDocument, text: str) -> None:
-    """Review items and events about the document may quote it too."""
-    items = DreamReviewItem.objects.filter(
+def _related_items(document: MemoryDocument):
+    return DreamReviewItem.objects.filter(
         Q(source_document=document)
         | Q(source_version__document=document)
         | Q(result_version__document=document)
         | Q(target_store=document.store_id, target_path=document.path)
     )
-    for item in items:
+
+
+def _related_scrub(document: MemoryDocument, text: str) -> None:
+    """Review items and events about the document may quote it too."""
+    for item in _related_items(document):
         if changed := _scrubbed(item, _ITEM_TEXT, text):
             DreamReviewItem.objects.filter(pk=item.pk).update(**changed)
     for event in MemoryEvent.objects.filter(document=document).only("payload"):

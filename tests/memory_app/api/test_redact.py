@@ -312,3 +312,35 @@ def test_a_linked_document_with_a_broken_history_is_named_and_left_as_it_is(revi
     assert SECRET not in MemoryDocument.objects.get(pk=shared.pk).content
     assert SECRET not in MemoryDocument.objects.get(pk=first).content
     assert SECRET in MemoryDocument.objects.get(pk=second["id"]).content
+
+
+def test_a_path_holding_the_text_moves_and_takes_its_review_items_along(reviewer, tools):
+    WorkspaceStoreFactory(slug="workspace_runbooks")
+    taken = tools.ok(
+        "memory_remember",
+        {"store": "conversation", "path": "hosts/redacted", "content": "Another host."},
+        status=201,
+    )
+    draft = tools.ok(
+        "memory_remember",
+        {"store": "conversation", "path": f"hosts/{SECRET}", "content": f"Host {SECRET} is up."},
+        status=201,
+    )
+    proposal = tools.ok(
+        "memory_propose_promotion",
+        {"id": draft["id"], "target_store": "workspace_runbooks", "rationale": "Seen twice."},
+        status=202,
+    )
+    document = MemoryDocument.objects.get(pk=draft["id"])
+    preview = redaction_preview(user=reviewer, document=document, text=SECRET.upper())
+    assert (preview.versions, preview.path) == ([], "hosts/redacted-2")
+
+    response = _redact(reviewer, document, {"text": SECRET})
+    assert response.status_code == 200, response.json()
+    assert response.json()["path"] == "hosts/redacted-2"
+    assert _tables_holding(SECRET) == []
+    assert tools.ok("memory_read", {"id": taken["id"]})["path"] == "hosts/redacted"
+    moved = tools.ok("memory_read", {"store": "conversation", "path": "hosts/redacted-2"})
+    assert moved["content"] == f"Host {MARKER} is up."
+    shared = promotion_approve(user=reviewer, item_id=proposal["review_item_id"])
+    assert (shared.store.slug, shared.path) == ("workspace_runbooks", "hosts/redacted")
