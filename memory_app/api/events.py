@@ -67,7 +67,7 @@ def _int_param(request: Request, name: str, default: int, minimum: int, maximum:
     ),
     tags=["events"],
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 def events_list(request: Request) -> Response:
     after = _int_param(request, "after", 0, minimum=0, maximum=MAX_ID)
     limit = _int_param(request, "limit", PAGE, minimum=1, maximum=MAX_PAGE)

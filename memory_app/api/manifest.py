@@ -89,7 +89,7 @@ def wants_write_tools(params) -> bool:
     ),
     tags=["tools"],
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 def tools_manifest(request: Request) -> Response:
     include_write = wants_write_tools(request.query_params)
     tools = [tool for tool in tool_definitions() if include_write or not tool["write"]]

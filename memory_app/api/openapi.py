@@ -1,9 +1,13 @@
-"""The OpenAPI document, agent tools first (a drf-spectacular postprocessing hook).
+"""The OpenAPI document, agent tools first (a drf-spectacular postprocessing hook),
+and the views serving it.
 
 Tools come first, in the manifest's order, each with a request example that
 an agent developer can paste; then events, then the review endpoints. A tool
 without an example here (added later) is listed all the same.
 """
+
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from rest_framework.renderers import JSONRenderer
 
 from memory_app.api.manifest import tool_definitions
 
@@ -86,3 +90,27 @@ def agent_first(result: dict, generator, request, public) -> dict:
         if example is not None and "application/json" in body.get("content", {}):
             body["content"]["application/json"]["example"] = example
     return result
+
+
+class ErrorsInJSON:
+    """A view under /api/ answering its own format (YAML, an HTML page) when
+    it succeeds, and the API's error shape in JSON when it refuses: its
+    renderers would draw a 405 as an HTML page or a YAML document. It
+    answers GET and HEAD; OPTIONS has nothing to describe here."""
+
+    http_method_names = ["get", "head"]
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if getattr(response, "exception", False):
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = JSONRenderer.media_type
+        return response
+
+
+class SchemaView(ErrorsInJSON, SpectacularAPIView):
+    """`GET /api/v1/schema`: the OpenAPI document, YAML or JSON by `Accept`."""
+
+
+class DocsView(ErrorsInJSON, SpectacularRedocView):
+    """`GET /api/v1/docs`: the page rendering the OpenAPI document."""

@@ -2,6 +2,7 @@
 
 import base64
 import binascii
+import uuid
 from datetime import datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -34,12 +35,18 @@ def _cursor(item: DreamReviewItem) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode()
 
 
-def _after(cursor: str) -> tuple[datetime, str]:
+def _after(cursor: str) -> tuple[datetime, uuid.UUID]:
+    """The position a cursor holds. One this API wrote holds an aware time and
+    an item id; a crafted one may hold anything, and an id that is not a UUID
+    or a naive time had reached the query and answered 500."""
     try:
         created, item_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
-        return datetime.fromisoformat(created), item_id
+        moment, item = datetime.fromisoformat(created), uuid.UUID(item_id)
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise InvalidInput("Not a cursor from this API.", fields={"cursor": ["Invalid."]}) from None
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidInput("Not a cursor from this API.", fields={"cursor": ["Invalid."]})
+    return moment, item
 
 
 @extend_schema(
@@ -51,7 +58,7 @@ def _after(cursor: str) -> tuple[datetime, str]:
     ],
     responses={200: schemas.ReviewItemListOut, 403: schemas.ErrorOut},
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 def promotions_list(request: Request) -> Response:
     check_can_review(request.user)
     wanted = request.query_params.get("status", "pending")

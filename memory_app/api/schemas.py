@@ -5,6 +5,7 @@ Schemas of the tool manifest (handed to an LLM as function definitions),
 and the OpenAPI document.
 """
 
+import re
 from datetime import datetime
 from typing import Annotated, Literal, Self
 from uuid import UUID
@@ -12,12 +13,16 @@ from uuid import UUID
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
+    TypeAdapter,
+    ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from memory_app.models import DocType, SourceKind
 from memory_app.moments import in_utc
@@ -115,8 +120,32 @@ RecallHint = Annotated[
 ]
 Tags = Annotated[list[Tag], Field(max_length=20)]
 Importance = Annotated[int, Field(ge=0, le=10)]
-# A moment without an offset is taken as UTC.
-ExpiresAt = Annotated[datetime, AfterValidator(in_utc)]
+# The date and time of an ISO 8601 moment, as it begins.
+_ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
+_MOMENT = TypeAdapter(datetime)
+
+
+def _iso_8601(value: object) -> object:
+    """A string read as an ISO 8601 moment, and only as one: pydantic reads
+    "0" or "1893456000" as Unix seconds even in strict mode (and "20260101"
+    as a moment in 1970), where the API promises ISO 8601. Parsed here, as a
+    JSON string is, because past this validator pydantic no longer reads
+    JSON and in strict mode would refuse every string."""
+    if not isinstance(value, str):
+        return value
+    if not _ISO_MOMENT.match(value):
+        raise PydanticCustomError(
+            "datetime_parsing", "An ISO 8601 date and time, such as 2026-01-31T12:00:00Z."
+        )
+    try:
+        return _MOMENT.validate_strings(value, strict=True)
+    except ValidationError as error:
+        reason = error.errors(include_url=False)[0]["msg"]
+        raise PydanticCustomError("datetime_parsing", "{reason}", {"reason": reason}) from None
+
+
+# An ISO 8601 string; a moment without an offset is taken as UTC.
+ExpiresAt = Annotated[datetime, BeforeValidator(_iso_8601), AfterValidator(in_utc)]
 SourceRefs = Annotated[list[SourceRefIn], Field(max_length=50)]
 # Optional fields memory_remember keeps on an existing document when not sent.
 KEPT_WHEN_ABSENT = (

@@ -31,7 +31,7 @@ from django.contrib.auth import HASH_SESSION_KEY, get_user_model
 from django.core.handlers.asgi import ASGIRequest
 from django.db import close_old_connections, connection
 from django.db.models import Max
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.crypto import constant_time_compare
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import api_view
@@ -230,11 +230,14 @@ def _frames_sync(request: Request, first: list[MemoryEvent], after: int):
     responses={200: OpenApiResponse(description="text/event-stream")},
     tags=["events"],
 )
-@api_view(["GET"])
-def events_stream(request: Request) -> StreamingHttpResponse:
+@api_view(["GET", "HEAD"])
+def events_stream(request: Request) -> HttpResponse:
     after = _cursor(request)
     checked = _newest_event_id()  # read first: the page below covers at least this far
     first = events_page(request, after=after, limit=PAGE)  # 404s before the stream starts
+    if request.method == "HEAD":
+        # What a GET would answer, without opening a stream nobody will read.
+        return _stream_headers(HttpResponse(content_type="text/event-stream"))
     if isinstance(request._request, ASGIRequest):
         # The stream outlives this view, and so would this request thread's
         # connection: one per open stream, until PostgreSQL runs out. Its
@@ -243,7 +246,11 @@ def events_stream(request: Request) -> StreamingHttpResponse:
         frames = _frames_async(request, first, after, checked)
     else:
         frames = _frames_sync(request, first, after)
-    response = StreamingHttpResponse(frames, content_type="text/event-stream")
+    return _stream_headers(StreamingHttpResponse(frames, content_type="text/event-stream"))
+
+
+def _stream_headers(response: HttpResponse) -> HttpResponse:
+    """No cache or proxy may hold the frames back."""
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response

@@ -2,12 +2,12 @@ from csp.constants import SELF, UNSAFE_INLINE
 from csp.decorators import csp_update
 from django.urls import path, re_path
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from memory_app.api import errors, review
 from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.api.events import events_list
 from memory_app.api.manifest import tools_manifest
+from memory_app.api.openapi import DocsView, SchemaView
 from memory_app.api.stream import events_stream
 from memory_app.api.views_me import me
 
@@ -33,12 +33,12 @@ urlpatterns = [
     ),
     path("documents/<uuid:document_id>/rollback", review.rollback_view, name="document-rollback"),
     path("documents/<uuid:document_id>/redact", review.redact_view, name="document-redact"),
-    path("schema", SpectacularAPIView.as_view(), name="schema"),
+    path("schema", SchemaView.as_view(), name="schema"),
     # Redoc renders with inline styles and a web worker: allowed on this page only.
     path(
         "docs",
         csp_update({"style-src": [UNSAFE_INLINE], "worker-src": [SELF, "blob:"]})(
-            SpectacularRedocView.as_view(url_name="api:schema", template_name="api/redoc.html")
+            DocsView.as_view(url_name="api:schema", template_name="api/redoc.html")
         ),
         name="docs",
     ),

@@ -40,6 +40,8 @@ TEXT_PATTERN = f"^[^{_CONTROLS}]*$"
 # (ASCII: the OpenAPI document's regex dialect reads \w as ASCII too).
 RUNTIME_VALUE = r"^[\w.:@/+=-]{1,200}$"
 RUNTIME_VALUE_SCHEMA = {"type": "string", "pattern": RUNTIME_VALUE, "maxLength": 200}
+# Where a query parameter whose name is bad is reported: not by its name.
+QUERY_STRING = "query string"
 # The headers the API reads, with the longest value it accepts.
 HEADER_LIMITS = {
     "Authorization": 512,
@@ -127,8 +129,26 @@ class AnswerInJSON(DefaultContentNegotiation):
             return renderers[0], renderers[0].media_type
 
 
+def _encoding_problem(request: HttpRequest) -> InvalidInput | None:
+    """A 400 for a body sent compressed (any `Content-Encoding` but identity).
+
+    The parser reads the bytes as they came: a gzipped body was answered
+    "Not UTF-8", and one that happened to decode was read as sent. Refused
+    with a 400 naming the header, as a wrong Content-Type is.
+    """
+    sent = request.headers.get("Content-Encoding", "")
+    codings = {coding.strip().lower() for coding in sent.split(",")} - {"", "identity"}
+    if codings:
+        return _refuse(
+            "Content-Encoding", "Send the body uncompressed, without a Content-Encoding."
+        )
+    return None
+
+
 def request_problem(request: HttpRequest) -> InvalidInput | None:
-    """A 400 for a query parameter or runtime header the API cannot use."""
+    """A 400 for a query parameter, runtime header or body encoding the API
+    cannot use. A bad parameter name is reported under `query string`: the
+    name itself cannot be shown, and `query` is a tool argument."""
     for name, limit in HEADER_LIMITS.items():
         value = request.headers.get(name)
         if value is None:
@@ -137,9 +157,11 @@ def request_problem(request: HttpRequest) -> InvalidInput | None:
             return _refuse(name, f"At most {limit} characters.")
         if problem := text_problem(value):
             return _refuse(name, problem)
+    if problem := _encoding_problem(request):
+        return problem
     for name, values in request.GET.lists():
         if problem := text_problem(name):
-            return _refuse("query", problem)
+            return _refuse(QUERY_STRING, f"A parameter name has a bad character: {problem}")
         for value in values:
             if "\ufffd" in value:
                 return _refuse(name, "Not UTF-8.")

@@ -25,7 +25,7 @@ from memory_app.permissions import (
         },
     ),
 )
-@api_view(["GET"])
+@api_view(["GET", "HEAD"])
 def me(request: Request) -> Response:
     user = request.user
     rights = {

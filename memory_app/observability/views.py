@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_safe
 
 from memory_app.observability.broker import broker_configured, broker_reachable
 from memory_app.observability.metrics import metrics_payload
@@ -45,7 +45,7 @@ def _cache_up() -> bool:
     return True
 
 
-@require_GET
+@require_safe
 def readyz(request):
     """200 when the database answers and, if an operator configured one, the broker too.
 

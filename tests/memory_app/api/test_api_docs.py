@@ -52,3 +52,35 @@ def test_the_docs_page_forbids_other_hosts(client):
     assert "default-src 'self'" in response["Content-Security-Policy"]
     html = response.content.decode()
     assert "https://" not in html and "http://" not in html
+
+
+@pytest.mark.parametrize("path", ["/api/v1/docs", "/api/v1/schema"])
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete", "options"])
+def test_other_methods_on_the_docs_and_schema_are_405_in_the_error_shape(client, path, method):
+    response = getattr(client, method)(path)
+    assert response.status_code == 405
+    assert response["Content-Type"] == "application/json"
+    assert response["Allow"] == "GET, HEAD"
+    assert response.json() == {
+        "error": "method_not_allowed",
+        "detail": f'Method "{method.upper()}" not allowed.',
+    }
+
+
+@pytest.mark.parametrize("path", ["/api/v1/docs", "/api/v1/schema"])
+def test_a_bad_token_on_the_docs_and_schema_is_401_in_the_error_shape(client, path):
+    response = client.get(path, HTTP_AUTHORIZATION="Token not-a-key")
+    assert response.status_code == 401
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"] == "not_authenticated"
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [("/api/v1/docs", "text/html"), ("/api/v1/schema", "application/vnd.oai.openapi")],
+)
+def test_the_docs_and_schema_answer_head_as_get(client, path, content_type):
+    response = client.head(path)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith(content_type)
+    assert response.content == b""

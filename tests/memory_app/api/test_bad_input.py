@@ -1,5 +1,7 @@
 """Input the service cannot store is a 400 naming the field, never a 500."""
 
+import base64
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -214,3 +216,39 @@ def test_an_unknown_api_path_is_a_404_in_the_error_shape_even_in_debug(
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
     assert response.json() == {"error": "not_found", "detail": "Not found."}
+
+
+def _cursor(raw: str) -> str:
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "2026-01-01T00:00:00+00:00|notauuid",
+        "2026-01-01|",
+        f"2026-01-01T00:00:00|{ITEM}",  # a moment without an offset
+        f"not a moment|{ITEM}",
+        "no separator",
+    ],
+)
+def test_a_crafted_promotions_cursor_is_400_naming_it(client, raw):
+    _refused(client.get("/api/v1/promotions", {"cursor": _cursor(raw)}), "cursor")
+
+
+def test_a_promotions_cursor_of_the_api_s_own_form_is_read(client):
+    response = client.get(
+        "/api/v1/promotions", {"cursor": _cursor(f"2026-01-01T00:00:00+00:00|{ITEM}")}
+    )
+    assert response.status_code == 200, response.content
+    assert response.json() == {"items": [], "next_cursor": None}
+
+
+def test_a_bad_query_parameter_name_is_blamed_on_the_query_string_not_an_argument(client):
+    response = client.post("/api/v1/tools/memory_search?%01=1", {"query": "x"}, format="json")
+    _refused(response, "query string")
+    assert response.json()["fields"] == {
+        "query string": [
+            "A parameter name has a bad character: Control character U+0001 at position 0."
+        ]
+    }

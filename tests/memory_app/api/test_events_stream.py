@@ -322,3 +322,13 @@ def test_a_session_stream_ends_once_the_password_changes(asgi_server, alice):
         got = [line for line in response.iter_lines() if line.startswith("id: ")]
     timer.join()
     assert got == [f"id: {first.id}"]
+
+
+def test_head_answers_as_the_stream_would_without_opening_it(api_client_for, alice):
+    client = api_client_for(alice)
+    head = client.head("/api/v1/events/stream", HTTP_ACCEPT="text/event-stream")
+    assert head.status_code == 200 and not head.streaming
+    assert head["Content-Type"] == "text/event-stream"
+    assert head["Cache-Control"] == "no-cache" and head.content == b""
+    missing = client.head("/api/v1/events/stream", {"conversation": "nope"})
+    assert missing.status_code == 404

@@ -113,3 +113,37 @@ def test_a_conversation_id_of_the_longest_allowed_length_is_written(caller_for, 
     store = MemoryStore.objects.get(conversation__external_id=external_id)
     assert len(store.name) == 200
     assert store.name.startswith("conversation ccc") and store.name.endswith("…")
+
+
+ISO_8601 = ["An ISO 8601 date and time, such as 2026-01-31T12:00:00Z."]
+
+
+@pytest.mark.parametrize("sent", ["0", "-1", "1893456000", "20260101", "1.5", "2026-01-01"])
+def test_an_expiry_that_is_not_an_iso_8601_moment_is_refused(tools, sent):
+    response = tools("memory_remember", remember_body(path="exp/epoch", expires_at=sent))
+    assert _refused(response, "expires_at") == ISO_8601
+    assert not MemoryDocument.objects.filter(path="exp/epoch").exists()
+
+
+def test_a_patch_may_not_set_an_expiry_in_unix_seconds(tools):
+    written = tools.ok("memory_remember", remember_body(path="exp/epoch-patch"), status=201)
+    response = tools(
+        "memory_patch",
+        {"id": written["id"], "expected_sha256": written["sha256"], "expires_at": "0"},
+    )
+    assert _refused(response, "expires_at") == ISO_8601
+    read = tools.ok("memory_read", {"id": written["id"]})
+    assert (read["version"], read["expires_at"]) == (1, None)
+
+
+def test_an_iso_8601_moment_that_does_not_exist_is_refused_saying_why(tools):
+    response = tools("memory_remember", remember_body(expires_at="2031-13-01T00:00:00Z"))
+    assert _refused(response, "expires_at") == [
+        "Input should be a valid datetime, month value is outside expected range of 1-12"
+    ]
+
+
+def test_an_iso_8601_moment_with_a_space_is_kept(tools):
+    written = tools.ok("memory_remember", remember_body(expires_at="2031-06-01 12:00Z"), status=201)
+    read = tools.ok("memory_read", {"id": written["id"]})
+    assert read["expires_at"] == "2031-06-01T12:00:00Z"

@@ -1,6 +1,7 @@
 """Tool call bodies: sent without a Content-Length (chunked), held to the
 body limit, and refused in the error shape when they are not JSON."""
 
+import gzip
 import io
 import json
 
@@ -135,3 +136,39 @@ def test_a_page_is_not_made_to_take_a_body_over_the_limit(
     )
     assert response.status_code == 413
     assert response.json()["error"] == "too_large"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("encoding", ["gzip", "br", "deflate, identity", "x-anything"])
+def test_a_body_sent_with_a_content_encoding_is_400_naming_the_header(
+    api_client_for, owner, encoding
+):
+    plain = api_client_for(owner).post(
+        "/api/v1/tools/memory_search",
+        '{"query": "x"}',
+        content_type="application/json",
+        HTTP_CONTENT_ENCODING=encoding,
+    )
+    packed = api_client_for(owner).post(
+        "/api/v1/tools/memory_search",
+        gzip.compress(b'{"query": "x"}'),
+        content_type="application/json",
+        HTTP_CONTENT_ENCODING=encoding,
+    )
+    for response in (plain, packed):
+        assert response.status_code == 400, response.content
+        body = response.json()
+        assert body["error"] == "invalid_input"
+        assert list(body["fields"]) == ["Content-Encoding"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("encoding", ["identity", "Identity", ""])
+def test_a_body_sent_as_identity_is_read(api_client_for, owner, encoding):
+    response = api_client_for(owner).post(
+        "/api/v1/tools/memory_search",
+        '{"query": "x"}',
+        content_type="application/json",
+        HTTP_CONTENT_ENCODING=encoding,
+    )
+    assert response.status_code == 200, response.content
