@@ -443,7 +443,9 @@ class MemoryVersion(models.Model):
     in migrations 0002 and 0006; only a redaction or a re-keying rewrites
     them). `chain_sha256` is an HMAC, with the key named by `chain_key_id`,
     of the previous version's chain hash and this version's content hash,
-    actor and time, so a history rewritten without the key shows.
+    actor, time and record (hashing.record_sha256: its other texts, the
+    head's other fields, its source refs), so a history rewritten without
+    the key shows.
     """
 
     # No index of its own: the unique (document, version) serves it.
@@ -671,6 +673,8 @@ class DreamJob(models.Model):
     status = models.CharField(max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    # Runs started: a run lost to a killed worker leaves no error, only this count.
+    attempts = models.PositiveIntegerField(default=0)
     stats = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(

@@ -12,8 +12,7 @@ from memory_app.dreams.runner import (
     dream_execute,
     dream_failed,
     dream_retrying,
-    dream_start,
-    dreams_busy,
+    dream_start_unless_busy,
     dreams_stale,
 )
 from memory_app.services.embedding_backfill import document_embed, embeddings_backfill
@@ -47,14 +46,13 @@ def run_dream(self, job_id: str) -> str | None:
 @shared_task
 def start_dream(kind: str) -> str | None:
     """Beat's entry: start a run unless one of the same kind is still under way."""
-    if dreams_busy(kind):
-        return None
-    return str(dream_start(kind=kind).pk)
+    job = dream_start_unless_busy(kind=kind)
+    return str(job.pk) if job else None
 
 
 @shared_task
 def requeue_stale_dreams() -> int:
-    """Send again the jobs whose message was lost (see dreams_stale)."""
+    """Send again the jobs whose message or worker was lost (see dreams_stale)."""
     stale = dreams_stale()
     for job_id in stale:
         run_dream.delay(str(job_id))

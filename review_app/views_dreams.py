@@ -14,10 +14,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from memory_app.access import dream_jobs_readable
+from memory_app.access import dream_jobs_readable, stores_readable
 from memory_app.dreams.kinds import KINDS
-from memory_app.dreams.runner import dream_start, dreams_busy
-from memory_app.models import DreamJob, DreamReviewItem, JobStatus, ReviewAction, ReviewStatus
+from memory_app.dreams.runner import UNDER_WAY, dream_stale, dream_start_unless_busy, stats_summary
+from memory_app.models import (
+    DreamJob,
+    DreamKind,
+    DreamReviewItem,
+    ReviewAction,
+    ReviewStatus,
+)
 from memory_app.permissions import can_decide_reviews, can_review
 from memory_app.selectors.review import TARGET_STORE_SELECT
 from review_app.errors import require_reviewer
@@ -27,7 +33,6 @@ from review_app.pagination import Pager
 
 PAGE_SIZE = 30
 RESULTS_SHOWN = 5
-UNDER_WAY = (JobStatus.QUEUED, JobStatus.RUNNING)
 OPEN = (ReviewStatus.PENDING, ReviewStatus.DEFERRED)
 
 
@@ -43,6 +48,7 @@ class Result:
 @dataclass(frozen=True)
 class JobRow:
     job: DreamJob
+    stats: dict
     results: list[Result]
 
 
@@ -56,10 +62,17 @@ def dreams(request: HttpRequest) -> HttpResponse:
             Prefetch("items", queryset=_shown_items(), to_attr="shown_items")
         )
     page = Pager(runs.order_by("-created_at"), PAGE_SIZE).get_page(request.GET.get("page"))
+    readable = _readable_slugs(request.user, page.object_list)
     context = {
         "page": page,
-        "rows": [JobRow(job, _results(job) if may_review else []) for job in page.object_list],
-        "under_way": any(job.status in UNDER_WAY for job in page.object_list),
+        "rows": [
+            JobRow(job, _shown_stats(job, readable), _results(job) if may_review else [])
+            for job in page.object_list
+        ],
+        # A run lost with its worker is not waited for (the requeue retries or fails it).
+        "under_way": any(
+            job.status in UNDER_WAY and not dream_stale(job) for job in page.object_list
+        ),
         "kinds": sorted(KINDS),
         # Starting a run and opening the queue take a person with the review
         # right (`require_reviewer`), not a service account holding it.
@@ -68,6 +81,33 @@ def dreams(request: HttpRequest) -> HttpResponse:
     }
     template = "review_app/dreams.html#runs" if request.htmx else "review_app/dreams.html"
     return render(request, template, context)
+
+
+def _readable_slugs(user, jobs) -> set[str]:
+    """The stores the canary runs on the page name that this viewer may read."""
+    named = {slug for job in jobs if job.kind == DreamKind.CANARY for slug in _canary_stores(job)}
+    if not named:
+        return set()
+    return set(stores_readable(user).filter(slug__in=named).values_list("slug", flat=True))
+
+
+def _canary_stores(job: DreamJob) -> set[str]:
+    stats = job.stats or {}
+    return set(stats.get("results", {})) | {d.get("store") for d in stats.get("drift", [])}
+
+
+def _shown_stats(job: DreamJob, readable: set[str]) -> dict:
+    """A run's figures as this viewer may see them.
+
+    The canary names the stores it ran on: only those the viewer may read
+    are named or counted, so the page does not tell of a system the viewer
+    has no grant on.
+    """
+    stats = stats_summary(job.stats or {})
+    if job.kind == DreamKind.CANARY:
+        stats["stores"] = len(set(job.stats.get("results", {})) & readable)
+        stats["drift"] = [d for d in stats.get("drift", []) if d.get("store") in readable]
+    return stats
 
 
 def _shown_items():
@@ -105,11 +145,11 @@ def _result(item: DreamReviewItem) -> Result:
 def dream_run(request: HttpRequest) -> HttpResponse:
     require_reviewer(request, "Running dream jobs")
     form = DreamRunForm(request.POST)
-    if not form.is_valid():
+    kind = form.cleaned_data["kind"] if form.is_valid() else None
+    if kind is None:
         messages.error(request, form.error_text())
-    elif dreams_busy(kind := form.cleaned_data["kind"]):
-        messages.info(request, f"A run of {kind} is already under way.")
-    else:
-        dream_start(kind=kind, requested_by=request.user)
+    elif dream_start_unless_busy(kind=kind, requested_by=request.user):
         messages.success(request, f"Started a run of {kind}; its progress shows below.")
+    else:
+        messages.info(request, f"A run of {kind} is already under way.")
     return redirect("review:dreams")

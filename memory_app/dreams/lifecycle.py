@@ -116,7 +116,6 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
     )
     stats = {"stores": len(stores), "tombstoned": 0, "proposed": 0}
     for store in stores:
-        excess = store.active - capacity
         in_order = (
             MemoryDocument.objects.filter(_rotatable(), store=store, state=DocState.ACTIVE)
             .annotate(proposed=Exists(ever_proposed))
@@ -124,28 +123,52 @@ def rotate(job: DreamJob, progress: Progress) -> dict:
             .only("id", "path", "title", "content", "version", "importance")
         )
         for document in in_order:
-            if excess == 0:
-                break
-            if (
-                document.importance >= KEEP_IMPORTANCE
-                and not document.proposed
-                and target is not None
-                and propose(
-                    job,
-                    document,
-                    target_store=target,
-                    target_path=document.path,
-                    rationale=f"Important draft rotating out of full store {store.label}.",
-                )
-            ):
-                stats["proposed"] += 1
-                continue
-            removed = _tombstone(
-                document.pk,
-                f"Rotated out: {store.label} held more than {capacity} active memories.",
-                only_if=_rotatable() & Q(version=document.version),
-            )
-            stats["tombstoned"] += removed
-            excess -= removed
+            with transaction.atomic():
+                if not _over_capacity(store, capacity):
+                    break
+                outcome = _rotate_out(job, document, store, capacity, target)
+            if outcome:
+                stats[outcome] += 1
         progress.advance()
     return stats
+
+
+def _over_capacity(store: MemoryStore, capacity: int) -> bool:
+    """Count the store's active documents under a lock on its row.
+
+    The count is taken afresh before each removal, and the lock (which does
+    not block new documents) makes rotations of one store take turns, so
+    however many run at once the store never goes below its capacity.
+    """
+    MemoryStore.objects.select_for_update(no_key=True).filter(pk=store.pk).exists()
+    active = MemoryDocument.objects.filter(store=store, state=DocState.ACTIVE).count()
+    return active > capacity
+
+
+def _rotate_out(
+    job: DreamJob,
+    document: MemoryDocument,
+    store: MemoryStore,
+    capacity: int,
+    target: MemoryStore | None,
+) -> str | None:
+    """Propose an important draft, else tombstone it; the stat it adds to."""
+    if (
+        document.importance >= KEEP_IMPORTANCE
+        and not document.proposed
+        and target is not None
+        and propose(
+            job,
+            document,
+            target_store=target,
+            target_path=document.path,
+            rationale=f"Important draft rotating out of full store {store.label}.",
+        )
+    ):
+        return "proposed"
+    removed = _tombstone(
+        document.pk,
+        f"Rotated out: {store.label} held more than {capacity} active memories.",
+        only_if=_rotatable() & Q(version=document.version),
+    )
+    return "tombstoned" if removed else None

@@ -22,6 +22,10 @@ class Progress:
         self.job.progress_done += n
         self._save()
 
+    def flush(self) -> None:
+        """Write the count now: a run that fails still shows how far it got."""
+        self._save(force=True)
+
     def _save(self, *, force: bool = False) -> None:
         now = time.monotonic()
         if force or now - self._saved_at >= self.INTERVAL_SECONDS:

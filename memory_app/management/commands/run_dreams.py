@@ -3,14 +3,15 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_app.dreams.kinds import KINDS
-from memory_app.dreams.runner import dream_execute, stats_summary
-from memory_app.models import DreamJob, JobStatus
+from memory_app.dreams.runner import dream_execute, dream_failed, stats_summary
+from memory_app.models import DreamJob
 
 
 class Command(BaseCommand):
     help = (
         "Run dream jobs now, in this process (no worker needed). "
-        "Each run is recorded as a DreamJob like a scheduled one."
+        "Each run is recorded as a DreamJob like a scheduled one; "
+        "while a worker runs the same kind, it waits for that run to end."
     )
 
     def add_arguments(self, parser):
@@ -29,9 +30,7 @@ class Command(BaseCommand):
             try:
                 job = dream_execute(job.pk)
             except Exception as error:
-                DreamJob.objects.filter(pk=job.pk).update(
-                    status=JobStatus.FAILED, error=f"{type(error).__name__}: {error}"
-                )
+                dream_failed(job.pk, error)
                 self.stderr.write(f"{kind}: failed: {error}")
                 failed = True
                 continue
