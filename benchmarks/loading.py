@@ -73,7 +73,7 @@ def _insert(chunk, rows, extras, vectors, author, model_id: str, key) -> None:
     """The documents of one batch and their first versions, two statements."""
     from django.utils import timezone
 
-    from memory_app.hashing import GENESIS, chain_sha256, sha256_text
+    from memory_app.hashing import GENESIS, chain_sha256, record_sha256, sha256_text
     from memory_app.models import MemoryDocument, MemoryVersion
 
     documents = MemoryDocument.objects.bulk_create(
@@ -107,6 +107,14 @@ def _insert(chunk, rows, extras, vectors, author, model_id: str, key) -> None:
                 content_sha256=d.content_sha256,
                 author_name=author.username,
                 created_at=now,
+                record_sha256=record_sha256(
+                    title=d.title,
+                    recall_hint=d.recall_hint,
+                    reason="",
+                    run_id="",
+                    metadata={},
+                    source_refs=(),
+                ),
             ),
             chain_key_id=key.id,
             author=author,

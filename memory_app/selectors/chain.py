@@ -11,6 +11,7 @@ from memory_app.hashing import (
     chain_key_current,
     chain_keyring,
     chain_sha256,
+    row_record_sha256,
     sha256_text,
 )
 from memory_app.models import MemoryDocument
@@ -25,6 +26,12 @@ CHAIN_FIELDS = (
     "chain_key_id",
     "author_name",
     "created_at",
+    # The version's record, signed with its link (hashing.record_sha256).
+    "title",
+    "recall_hint",
+    "reason",
+    "run_id",
+    "metadata",
 )
 # What a version records of the head besides its content: its text, and in
 # `metadata` the head's other fields after the change (head_metadata).
@@ -59,10 +66,13 @@ def version_chain_verify(document: MemoryDocument) -> ChainStatus:
     previous_sha = ""
     count = retired = 0
     last = None
-    rows = document.versions.order_by("version").only(*CHAIN_FIELDS, *HEAD_TEXT, "metadata")
-    for count, row in enumerate(rows.iterator(), start=1):
+    rows = document.versions.order_by("version").only(*CHAIN_FIELDS)
+    rows = rows.prefetch_related("source_refs")
+    for count, row in enumerate(rows.iterator(chunk_size=500), start=1):
         if row.version != count:
-            return ChainStatus(False, count, row.version, "a version number is missing")
+            # Named by the number that is missing, as an import names it.
+            problem = f"missing (the next version stored is {row.version})"
+            return ChainStatus(False, count, count, problem)
         if sha256_text(row.content) != row.sha256:
             return ChainStatus(False, count, row.version, "content does not match its hash")
         if row.parent_sha256 != previous_sha:
@@ -78,6 +88,7 @@ def version_chain_verify(document: MemoryDocument) -> ChainStatus:
             content_sha256=row.sha256,
             author_name=row.author_name,
             created_at=row.created_at,
+            record_sha256=row_record_sha256(row),
         )
         if expected != row.chain_sha256:
             return ChainStatus(False, count, row.version, "chain hash does not match")

@@ -36,7 +36,7 @@ def chain_resign(document: MemoryDocument) -> int:
     verified the history first (a re-signed forgery would verify).
     """
     key = chain_key_current()
-    rows = document.versions.order_by("version").only(*CHAIN_FIELDS)
+    rows = document.versions.order_by("version").only(*CHAIN_FIELDS).prefetch_related("source_refs")
     changed = 0
     with history_rewrite():
         for row, link in chain_relinked(rows, key):

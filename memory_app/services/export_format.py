@@ -2,7 +2,11 @@
 
 The fields the agent API takes are held to the API's own rules: a value
 the API would refuse (entities that are not an object, a moment Python
-cannot read) breaks every later read of its row, not only the import.
+cannot read, a run id of two lines, a reason of megabytes) breaks every
+later read of its row, not only the import. Texts the app composes itself
+(a dream's rationale) may be as long as a document's content. The
+scanner's verdicts a file carries (`scanner_version`, `findings`) are read
+but not kept: the import scans again (services/importing.py).
 """
 
 import re
@@ -10,6 +14,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -38,9 +43,12 @@ from memory_app.models import (
 )
 from memory_app.moments import in_utc
 from memory_app.paths import STORE_SLUG_REGEX, path_error
+from memory_app.services.merge_sources import MAX_REFS
 
 _SLUG = re.compile(STORE_SLUG_REGEX)
-_CONVERSATION_ID = re.compile(RUNTIME_VALUE, re.ASCII)
+_RUNTIME_VALUE = re.compile(RUNTIME_VALUE, re.ASCII)
+# The longest reason or note the API and the pages take.
+NOTE_LENGTH = 2000
 _USERNAME_LENGTH = get_user_model()._meta.get_field("username").max_length
 _SYSTEM_SLUG_LENGTH = System._meta.get_field("slug").max_length
 _STORE_SLUG_LENGTH = MemoryStore._meta.get_field("slug").max_length
@@ -61,10 +69,10 @@ def store_ref_problem(ref: str) -> str | None:
         if len(rest) > _SYSTEM_SLUG_LENGTH or not _SLUG.match(rest):
             return f"a system slug is 1 to {_SYSTEM_SLUG_LENGTH} of a-z, 0-9, '_' and '-'"
     elif colon and kind == "user":
-        if not 0 < len(rest) <= _USERNAME_LENGTH or text_problem(rest):
+        if not 0 < len(rest) <= _USERNAME_LENGTH or _control_problem(rest):
             return f"a username is 1 to {_USERNAME_LENGTH} characters, none of them a control"
     elif colon and kind == "conversation":
-        if not _CONVERSATION_ID.match(rest):
+        if not _RUNTIME_VALUE.match(rest):
             return "a conversation id is 1 to 200 letters, digits or . _ : @ / + = -"
     elif len(ref) > _STORE_SLUG_LENGTH or not _SLUG.match(ref):
         return (
@@ -72,6 +80,36 @@ def store_ref_problem(ref: str) -> str | None:
             f"workspace store's slug (1 to {_STORE_SLUG_LENGTH} of a-z, 0-9, '_' and '-')"
         )
     return None
+
+
+def _control_problem(value: str) -> str | None:
+    """Why a one-line name cannot be stored: any control, tab and newline too."""
+    if problem := text_problem(value):
+        return problem
+    if match := re.search(r"[\t\n\r]", value):
+        return f"Control character U+{ord(match.group()):04X} at position {match.start()}."
+    return None
+
+
+def _one_line(value: str) -> str:
+    if problem := _control_problem(value):
+        raise ValueError(problem)
+    return value
+
+
+def _valid_run_id(value: str) -> str:
+    """A run id as X-Memory-Run takes it, or none."""
+    if value and not _RUNTIME_VALUE.match(value):
+        raise ValueError("a run id is 1 to 200 letters, digits or . _ : @ / + = -")
+    return value
+
+
+def _within_content_limit(value: str) -> str:
+    """At most MEMORY_MAX_CONTENT_CHARS, the limit every write holds content to."""
+    limit = settings.MEMORY_MAX_CONTENT_CHARS
+    if len(value) > limit:
+        raise ValueError(f"{len(value)} characters; the limit is {limit}")
+    return value
 
 
 def _valid_store_ref(value: str) -> str:
@@ -88,7 +126,9 @@ def _valid_target_path(value: str) -> str:
 
 
 StoreRef = Annotated[str, AfterValidator(_valid_store_ref)]
-Username = Annotated[str, StringConstraints(min_length=1, max_length=_USERNAME_LENGTH)]
+Username = Annotated[
+    str, StringConstraints(min_length=1, max_length=_USERNAME_LENGTH), AfterValidator(_one_line)
+]
 # Any moment of a row is read back by every later query of it (moments.py).
 Moment = Annotated[datetime, AfterValidator(in_utc)]
 # [document id, version number], as export._version_ref writes it.
@@ -96,7 +136,14 @@ VersionRef = tuple[UUID, Annotated[int, Field(ge=1)]]
 # A first version has no parent.
 ParentSha256 = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{64})?$")]
 Title = Annotated[str, Field(max_length=300)]
-RunId = Annotated[str, Field(max_length=200)]
+RunId = Annotated[str, AfterValidator(_valid_run_id)]
+Content = Annotated[str, AfterValidator(_within_content_limit)]
+Note = Annotated[str, Field(max_length=NOTE_LENGTH)]
+# [kind, ref], held to SourceRefIn's rules; a merge carries its members' too.
+SourceRefs = Annotated[
+    list[tuple[SourceKind, Annotated[str, Field(min_length=1, max_length=500)]]],
+    Field(max_length=MAX_REFS),
+]
 
 
 class _Line(BaseModel):
@@ -133,7 +180,7 @@ class VersionLine(_Line):
     change: ChangeKind
     title: Title
     recall_hint: RecallHint
-    content: str
+    content: Content
     sha256: Sha256
     parent_sha256: ParentSha256
     chain_sha256: Sha256
@@ -144,12 +191,11 @@ class VersionLine(_Line):
     author_name: Username
     on_behalf_of: Username | None
     run_id: RunId
-    reason: str
+    reason: Note
     scanner_version: Annotated[str, Field(max_length=40)]
     findings: list[dict]
     created_at: Moment
-    # [kind, ref], held to SourceRefIn's rules.
-    source_refs: list[tuple[SourceKind, Annotated[str, Field(min_length=1, max_length=500)]]]
+    source_refs: SourceRefs
 
 
 class ReviewLine(_Line):
@@ -161,15 +207,15 @@ class ReviewLine(_Line):
     target_store: StoreRef | None
     target_path: Annotated[str, AfterValidator(_valid_target_path)]
     proposed_title: Title
-    proposed_content: str
-    rationale: str
+    proposed_content: Content
+    rationale: Content
     findings: list[dict]
     related_documents: list[UUID]
     proposed_by: Username | None
     run_id: RunId
     decided_by: Username | None
     decided_at: Moment | None
-    decision_note: str
+    decision_note: Note
     result_version: VersionRef | None
     created_at: Moment
 
@@ -181,7 +227,7 @@ class DocumentLine(_Line):
     path: PathStr
     title: Title
     recall_hint: RecallHint
-    content: str
+    content: Content
     content_sha256: Sha256
     version: Annotated[int, Field(ge=1)]
     doc_type: DocType

@@ -2,12 +2,21 @@
 
 All or nothing: the import runs in one transaction, and any malformed line
 or history that does not verify (a chain hash that does not recompute, a
-head that is not its last version) aborts it with the line numbers at
-fault. Each line is held to its model in services/export_format.py, which takes
-the API's rules for the fields the API takes too, and to the characters
-the API refuses anywhere (api/validation.py). A file of format version 2
-ends with a line counting its stores and documents; without it the file
-was cut short. Messages name lines and fields, never quote them.
+head that is not its last version), a document id or a store and path
+that the file repeats, or a text the safety scanner refuses aborts it
+with the line numbers at fault. Each line is held to its model in
+services/export_format.py, which takes the API's rules for the fields the
+API takes too, and to the characters the API refuses anywhere
+(api/validation.py). A file of format version 2 ends with a line counting
+its stores and documents; without it the file was cut short. Messages
+name lines and fields, never quote them.
+
+Every text is scanned as the write path scans it, under the rules of the
+store it goes into (DESIGN §3: no write skips the scanner): the head,
+each version's texts and reason, the review decisions' texts. Versions
+are stamped with this scan, not with the verdict the file carries, so
+the rescan job sees them as any other write's.
+
 Conflict modes, for a document whose id — or store and path — is already
 here:
 
@@ -18,7 +27,8 @@ here:
   reported as conflicts and skipped).
 
 Review decisions come with the documents this import creates; a skipped
-or overwritten document keeps the decisions already here.
+or overwritten document keeps the decisions already here. A store (and
+the people it names) is created only with a document created in it.
 
 `store_map` renames stores on the way in ({"workspace_a": "workspace_b"}).
 Authors missing here are created as inactive accounts, so history keeps
@@ -28,17 +38,25 @@ its names; embeddings are left for the embed job.
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
+from memory_app.access import store_named_q
 from memory_app.api.context import parse_input
 from memory_app.api.validation import check_json_value
 from memory_app.errors import InvalidInput
-from memory_app.hashing import GENESIS, chain_keyring, chain_sha256, sha256_text
+from memory_app.hashing import (
+    GENESIS,
+    chain_keyring,
+    chain_sha256,
+    record_sha256,
+    sha256_text,
+)
 from memory_app.models import (
     ChangeKind,
     Conversation,
@@ -53,16 +71,20 @@ from memory_app.models import (
     System,
     Trust,
 )
+from memory_app.safety import Finding, scan_fields
 from memory_app.selectors.chain import head_differences
+from memory_app.services.chain import chain_resign
 from memory_app.services.documents import head_update
 from memory_app.services.export import FORMAT, FORMAT_VERSION
 from memory_app.services.export_format import LINES, DocumentLine, store_ref_problem
+from memory_app.services.guard import agent_text_fields, scan_record
 from memory_app.services.stores import (
     store_for_conversation,
     store_for_system,
     store_for_user,
     store_workspace_ensure,
 )
+from memory_app.services.versions import SourceRef
 
 MODES = ("skip", "overwrite", "new-ids")
 # Version 1 files have no end line.
@@ -92,10 +114,94 @@ JOB_STATUS = {
 REVIEWED_TRUST = (Trust.ADMIN_APPROVED, Trust.SYSTEM_SEEDED)
 PRIVATE_SCOPES = (Scope.USER, Scope.CONVERSATION)
 MAX_ERRORS = 20
+# Scan verdicts kept for texts a file repeats (titles, hints, tags across
+# versions and documents); forgotten past this many, to bound memory.
+SCANS_KEPT = 50_000
+# Refused texts a message names, of one line.
+FINDINGS_NAMED = 10
 
 
 class _Refused(Exception):
     """What is wrong with one line, said without quoting it."""
+
+
+class _Scanner:
+    """The safety scan of an import's texts, each distinct text scanned once
+    per kind of store (a conversation store tolerates injection phrases)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, bool], list[Finding]] = {}
+
+    def prepare(self, texts: Iterable[str], *, conversation: bool) -> None:
+        """Scan the texts not scanned yet, in one call: the scanner overlaps
+        its engine's work on each with its own detectors on the others."""
+        self._fill({sha256_text(text): text for text in texts if text}, conversation)
+
+    def findings(self, fields: Mapping[str, str], *, conversation: bool) -> list[Finding]:
+        """Every finding in `fields`, blocking or not, named by field."""
+        shas = {name: sha256_text(text) for name, text in fields.items() if text}
+        self._fill({sha: fields[name] for name, sha in shas.items()}, conversation)
+        return [
+            Finding(f.detector, name, f.start, f.end, f.blocking)
+            for name, sha in shas.items()
+            for f in self.seen[sha, conversation]
+        ]
+
+    def _fill(self, texts: dict[str, str], conversation: bool) -> None:
+        """Scan those of `texts` (by their sha256) not scanned yet."""
+        if len(self.seen) > SCANS_KEPT:
+            self.seen.clear()
+        unseen = {sha: text for sha, text in texts.items() if (sha, conversation) not in self.seen}
+        if not unseen:
+            return
+        found = scan_fields(unseen, conversation_store=conversation)
+        for sha in unseen:
+            self.seen[sha, conversation] = [f for f in found if f.field == sha]
+
+
+@dataclass
+class _Scanned:
+    """What the scan of a document line found that is kept: each version's
+    scan record and each review decision's findings (all of them tolerated)."""
+
+    versions: list[dict]
+    reviews: list[list[dict]]
+
+
+def _version_texts(line: dict, version: dict) -> dict[str, str]:
+    """A version's texts as the write that made it scanned them."""
+    metadata = version["metadata"]
+    return agent_text_fields(
+        path=line["path"],
+        title=version["title"],
+        recall_hint=version["recall_hint"],
+        content=version["content"],
+        tags=metadata.get("tags") or (),
+        entities=metadata.get("entities") or {},
+        source_refs=[SourceRef(kind, ref) for kind, ref in version["source_refs"]],
+    )
+
+
+def _head_texts(line: dict) -> dict[str, str]:
+    return agent_text_fields(
+        path=line["path"],
+        title=line["title"],
+        recall_hint=line["recall_hint"],
+        content=line["content"],
+        tags=line["tags"],
+        entities=line["entities"],
+    )
+
+
+REVIEW_TEXTS = ("target_path", "proposed_title", "proposed_content", "rationale", "decision_note")
+
+
+def _blocked(findings: Iterable[tuple[str, Finding]]) -> None:
+    """Refuse the line when a finding blocks: named by field and detector."""
+    named = sorted({f"{prefix}{f.field} ({f.detector})" for prefix, f in findings if f.blocking})
+    if named:
+        more = f" and {len(named) - FINDINGS_NAMED} more" if len(named) > FINDINGS_NAMED else ""
+        raise _Refused(f"the safety scanner refuses {', '.join(named[:FINDINGS_NAMED])}{more}")
 
 
 @dataclass
@@ -122,7 +228,11 @@ class _Importer:
         self.stores: dict[str, MemoryStore] = {}
         self.ids: dict[str, uuid.UUID] = {}  # exported document id -> id here
         self.pending_links: list[tuple[uuid.UUID, list]] = []
-        self.pending_reviews: list[dict] = []
+        self.pending_reviews: list[tuple[dict, list[dict]]] = []
+        self.scanner = _Scanner()
+        # Where the file first named each document id, and each store and path.
+        self.lines_by_id: dict[str, int] = {}
+        self.lines_by_path: dict[tuple[str, str], int] = {}
 
     # People and stores -------------------------------------------------
 
@@ -139,8 +249,23 @@ class _Importer:
             self.users[name] = user
         return self.users[name]
 
+    def ref(self, exported_ref: str) -> str:
+        """The name a store of the file takes here."""
+        return self.store_map.get(exported_ref, exported_ref)
+
+    def store_here(self, exported_ref: str) -> MemoryStore | None:
+        """The store the file's store is imported as, if it is here already."""
+        ref = self.ref(exported_ref)
+        if ref in self.stores:
+            return self.stores[ref]
+        return MemoryStore.objects.filter(
+            store_named_q(ref) or Q(slug=ref, scope=Scope.WORKSPACE)
+        ).first()
+
     def store(self, exported_ref: str) -> MemoryStore:
-        ref = self.store_map.get(exported_ref, exported_ref)
+        """The store the file's store is imported as, created (with the people
+        it names) if need be."""
+        ref = self.ref(exported_ref)
         if ref in self.stores:
             return self.stores[ref]
         line = self.store_lines.get(exported_ref, {})
@@ -169,23 +294,26 @@ class _Importer:
 
     # Documents ---------------------------------------------------------
 
-    def document(self, line: dict) -> None:
+    def document(self, number: int, line: dict) -> None:
         """Create, overwrite or skip one document; a created one brings its reviews."""
+        self._check_repeats(number, line)
         self.named.add(line["store"])
         self.named.update(r["target_store"] for r in line["reviews"] if r["target_store"])
-        store = self.store(line["store"])
+        scanned = self._scan(line)
         exported_id = line["id"]
         here = MemoryDocument.objects.filter(pk=exported_id).first()
         if here is None or self.mode == "new-ids":
-            at_path = MemoryDocument.objects.filter(store=store, path=line["path"]).first()
+            at_path = self._at_path(line)
             if at_path is None:
+                store = self.store(line["store"])
                 _check_trust(line, store)
-                self._create(line, store, exported_id if self.mode != "new-ids" else uuid.uuid4())
-                self.pending_reviews.extend(line["reviews"])
+                new_id = exported_id if self.mode != "new-ids" else uuid.uuid4()
+                self._create(line, store, new_id, scanned.versions)
+                self.pending_reviews.extend(zip(line["reviews"], scanned.reviews, strict=True))
                 return
             here = at_path if self.mode == "overwrite" else None
             if here is None:
-                self.report.conflicts.append(f"{store.slug}/{line['path']}")
+                self.report.conflicts.append(f"{at_path.store.slug}/{line['path']}")
                 return
         self.ids[exported_id] = here.pk
         if self.mode == "overwrite":
@@ -193,7 +321,54 @@ class _Importer:
         else:
             self.report.skipped += 1
 
-    def _create(self, line: dict, store: MemoryStore, new_id) -> None:
+    def _at_path(self, line: dict) -> MemoryDocument | None:
+        """The document at the line's path here, if its store is here at all."""
+        store = self.store_here(line["store"])
+        if store is None:
+            return None
+        documents = MemoryDocument.objects.select_related("store")
+        return documents.filter(store=store, path=line["path"]).first()
+
+    def _check_repeats(self, number: int, line: dict) -> None:
+        """Refuse a document id, or a store and path, an earlier line holds:
+        one of the two would silently be lost, or overwrite the other."""
+        exported_id, where = str(uuid.UUID(line["id"])), (self.ref(line["store"]), line["path"])
+        if (first := self.lines_by_id.get(exported_id)) is not None:
+            raise _Refused(f"id: the document of line {first} has this id too")
+        if (first := self.lines_by_path.get(where)) is not None:
+            raise _Refused(
+                f"store, path: the document of line {first} is at this path of {where[0]} too"
+            )
+        self.lines_by_id[exported_id] = self.lines_by_path[where] = number
+
+    def _scan(self, line: dict) -> _Scanned:
+        """Scan every text of the line under the rules of the store it goes
+        into (a review decision's: its target store's); _Refused on a block."""
+        conversation = self.ref(line["store"]).startswith("conversation:")
+        scan = self.scanner.findings
+        head = _head_texts(line)
+        texts = [_version_texts(line, v) | {"reason": v["reason"]} for v in line["versions"]]
+        self.scanner.prepare(
+            [*head.values(), *(text for fields in texts for text in fields.values())],
+            conversation=conversation,
+        )
+        found = [("", f) for f in scan(head, conversation=conversation)]
+        versions = [scan(fields, conversation=conversation) for fields in texts]
+        for index, findings in enumerate(versions):
+            found += [(f"versions.{index}.", f) for f in findings]
+        reviews = []
+        for index, review in enumerate(line["reviews"]):
+            target = self.ref(review["target_store"] or "")
+            review_texts = {name: review[name] for name in REVIEW_TEXTS}
+            findings = scan(review_texts, conversation=target.startswith("conversation:"))
+            found += [(f"reviews.{index}.", f) for f in findings]
+            reviews.append([f.as_dict() for f in findings])
+        _blocked(found)
+        # A reason is scanned apart from the version's texts when it is written.
+        records = [scan_record([f for f in v if f.field != "reason"]) for v in versions]
+        return _Scanned(records, reviews)
+
+    def _create(self, line: dict, store: MemoryStore, new_id, scanned: list[dict]) -> None:
         document = MemoryDocument.objects.create(
             id=new_id,
             store=store,
@@ -216,6 +391,7 @@ class _Importer:
                 author=self.user(v["author"]),
                 on_behalf_of=self.user(v["on_behalf_of"]),
                 created_at=parse_datetime(v["created_at"]),
+                **record,
                 **{
                     k: v[k]
                     for k in (
@@ -232,18 +408,18 @@ class _Importer:
                         "author_name",
                         "run_id",
                         "reason",
-                        "scanner_version",
-                        "findings",
                     )
                 },
             )
-            for v in line["versions"]
+            for v, record in zip(line["versions"], scanned, strict=True)
         )
         MemorySourceRef.objects.bulk_create(
             MemorySourceRef(version=version, kind=kind, ref=ref)
             for version, v in zip(versions, line["versions"], strict=True)
             for kind, ref in v["source_refs"]
         )
+        if signed_without_records(line):
+            chain_resign(document)
         self.ids[line["id"]] = document.pk
         if line["promoted_from"]:
             self.pending_links.append((document.pk, line["promoted_from"]))
@@ -252,12 +428,18 @@ class _Importer:
     def _overwrite(self, here: MemoryDocument, line: dict) -> None:
         locked = MemoryDocument.objects.select_for_update().select_related("store").get(pk=here.pk)
         _check_trust(line, locked.store)
+        # Scanned again under the rules of the store it is in here.
+        findings = self.scanner.findings(
+            _head_texts(line), conversation=locked.store.scope == Scope.CONVERSATION
+        )
+        _blocked(("", f) for f in findings)
         changed = head_update(
             locked,
             change=ChangeKind.UPDATE,
             author=None,
             fields={name: line[name] for name in HEAD_FIELDS},
             reason=f"Imported (version {line['version']} of the export).",
+            **scan_record(findings),
         )
         self.report.overwritten += changed
         self.report.skipped += not changed
@@ -273,10 +455,10 @@ class _Importer:
     def finish(self) -> None:
         for document_id, ref in self.pending_links:
             MemoryDocument.objects.filter(pk=document_id).update(promoted_from=self.version(ref))
-        for review in self.pending_reviews:
-            self._review(review)
+        for review, findings in self.pending_reviews:
+            self._review(review, findings)
 
-    def _review(self, review: dict) -> None:
+    def _review(self, review: dict, findings: list[dict]) -> None:
         item_id = review["id"] if self.mode != "new-ids" else uuid.uuid4()
         if DreamReviewItem.objects.filter(pk=item_id).exists():
             return
@@ -294,7 +476,7 @@ class _Importer:
             proposed_title=review["proposed_title"],
             proposed_content=review["proposed_content"],
             rationale=review["rationale"],
-            findings=review["findings"],
+            findings=findings,
             proposed_by=self.user(review["proposed_by"]),
             run_id=review["run_id"],
             decided_by=self.user(review["decided_by"]),
@@ -329,9 +511,35 @@ def history_problem(line: dict) -> str:
 
     Links verify with this instance's keyring: importing from an instance
     with another chain key needs that key in MEMORY_CHAIN_RETIRED_KEYS.
-    The head must be what its last version recorded, as memory_verify
+    A file exported before links signed the version's record verifies as
+    it was signed (`signed_without_records`); the import signs it again in
+    full. The head must be what its last version recorded, as memory_verify
     checks it here.
     """
+    problem = _links_problem(line, records=True)
+    if problem and not _links_problem(line, records=False):
+        problem = ""
+    if problem:
+        return problem
+    last = line["versions"][-1]
+    if last["version"] != line["version"]:
+        return "the head is not the last version"
+    if sha256_text(line["content"]) != line["content_sha256"]:
+        return "the head's content does not match its hash"
+    if differ := head_differences(line, last):
+        return f"the head differs from its last version in {', '.join(differ)}"
+    return ""
+
+
+def signed_without_records(line: dict) -> bool:
+    """Whether a line whose history verified was signed before links held
+    the version's record (an export of an earlier release)."""
+    return bool(_links_problem(line, records=True))
+
+
+def _links_problem(line: dict, *, records: bool) -> str:
+    """Why the line's chain of links does not verify, signed with or
+    without each version's record, or ''."""
     keyring = chain_keyring()
     previous_chain, previous_sha = GENESIS, ""
     for number, version in enumerate(line["versions"], start=1):
@@ -350,18 +558,23 @@ def history_problem(line: dict) -> str:
             content_sha256=version["sha256"],
             author_name=version["author_name"],
             created_at=parse_datetime(version["created_at"]),
+            record_sha256=_version_record(version) if records else None,
         )
         if version["parent_sha256"] != previous_sha or version["chain_sha256"] != expected:
             return f"version {number}: the hash chain does not verify"
         previous_chain, previous_sha = version["chain_sha256"], version["sha256"]
-    last = line["versions"][-1]
-    if last["version"] != line["version"]:
-        return "the head is not the last version"
-    if sha256_text(line["content"]) != line["content_sha256"]:
-        return "the head's content does not match its hash"
-    if differ := head_differences(line, last):
-        return f"the head differs from its last version in {', '.join(differ)}"
     return ""
+
+
+def _version_record(version: dict) -> str:
+    return record_sha256(
+        title=version["title"],
+        recall_hint=version["recall_hint"],
+        reason=version["reason"],
+        run_id=version["run_id"],
+        metadata=version["metadata"],
+        source_refs=version["source_refs"],
+    )
 
 
 def _checked(line: object) -> dict:
@@ -492,7 +705,7 @@ def memory_import(
                     importer.store_lines[line["ref"]] = line
                     importer.named.add(line["ref"])
                 else:
-                    importer.document(line)
+                    importer.document(number, line)
             where = "the review decisions"
             importer.finish()
             if unknown := sorted(set(importer.store_map) - importer.named):

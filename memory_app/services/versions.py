@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from memory_app.hashing import GENESIS, chain_key_current, chain_sha256
+from memory_app.hashing import GENESIS, chain_key_current, chain_sha256, record_sha256
 from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
 
 SYSTEM_ACTOR = "system"
@@ -96,6 +96,8 @@ def version_append(
     created_at = timezone.now()
     author_name = author.get_username() if author is not None else SYSTEM_ACTOR
     key = chain_key_current()
+    source_refs = list(source_refs)
+    metadata = head_metadata(document)
     version = MemoryVersion.objects.create(
         document=document,
         version=document.version,
@@ -113,9 +115,17 @@ def version_append(
             content_sha256=document.content_sha256,
             author_name=author_name,
             created_at=created_at,
+            record_sha256=record_sha256(
+                title=document.title,
+                recall_hint=document.recall_hint,
+                reason=reason,
+                run_id=run_id,
+                metadata=metadata,
+                source_refs=[(ref.kind, ref.ref) for ref in source_refs],
+            ),
         ),
         chain_key_id=key.id,
-        metadata=head_metadata(document),
+        metadata=metadata,
         author=author,
         author_name=author_name,
         on_behalf_of=on_behalf_of,

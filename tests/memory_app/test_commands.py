@@ -124,6 +124,24 @@ def test_memory_grant_refuses_a_malformed_system_slug():
         call_command("memory_grant", "Pay Ments", "sre", "read")
 
 
+@pytest.mark.parametrize(
+    ("system", "group", "said"),
+    [
+        ("payments-api", "o\tps", "A team name is 1 to 150 printable characters."),
+        ("payments-api", "o\nps", "A team name is 1 to 150 printable characters."),
+        ("payments-api", "  ", "A team name is 1 to 150 printable characters."),
+        ("payments-api", "\udcff", "Arguments must be UTF-8 text."),
+        ("pay\udcffments", "ops", "Arguments must be UTF-8 text."),
+    ],
+)
+def test_memory_grant_refuses_a_team_name_memory_user_refuses(system, group, said):
+    groups = Group.objects.count()
+    with pytest.raises(CommandError) as raised:
+        call_command("memory_grant", system, group, "read", stdout=io.StringIO())
+    assert str(raised.value) == said
+    assert Group.objects.count() == groups and not SystemGrant.objects.exists()
+
+
 def test_memory_embed_refuses_a_limit_below_one():
     with pytest.raises(CommandError, match="--limit must be at least 1"):
         call_command("memory_embed", "--limit", "-5", stdout=io.StringIO())

@@ -5,16 +5,25 @@ import errno
 import io
 import json
 import os
+import signal
+import sys
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.utils.dateparse import parse_datetime
 from rest_framework.test import APIClient
 
 from memory_app.actors import Actor
 from memory_app.errors import InvalidInput
-from memory_app.hashing import sha256_text
+from memory_app.hashing import (
+    GENESIS,
+    chain_key_current,
+    chain_sha256,
+    record_sha256,
+    sha256_text,
+)
 from memory_app.management.commands import memory_export as memory_export_command
 from memory_app.management.commands import memory_import as memory_import_command
 from memory_app.models import (
@@ -24,6 +33,7 @@ from memory_app.models import (
     MemoryStore,
     MemoryVersion,
 )
+from memory_app.safety import SCANNER_VERSION
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services import export as export_service
 from memory_app.services.conversations import conversation_open
@@ -100,6 +110,50 @@ def export_text() -> str:
     return "\n".join(export_lines(MemoryDocument.objects.all())) + "\n"
 
 
+def as_imported(text: str) -> str:
+    """An export as an import of it exports again: every version stamped
+    with the scan the import ran (the seeds' versions carry none)."""
+    rows = [json.loads(line) for line in text.splitlines()]
+    for row in rows:
+        for version in row.get("versions", []):
+            version["scanner_version"] = SCANNER_VERSION
+    return "".join(
+        json.dumps(row, sort_keys=True, ensure_ascii=row["type"] != "document") + "\n"
+        for row in rows
+    )
+
+
+def resign(document: dict, *, records: bool = True) -> dict:
+    """Sign an edited document line's history again with this instance's
+    chain key, as only the key's holder can (without `records`: as links
+    were signed before they held the version's record)."""
+    key = chain_key_current()
+    previous_chain, previous_sha = GENESIS, ""
+    for version in document["versions"]:
+        version["sha256"] = sha256_text(version["content"])
+        version["parent_sha256"] = previous_sha
+        version["chain_key_id"] = key.id
+        version["chain_sha256"] = chain_sha256(
+            key=key,
+            previous_chain=previous_chain,
+            version=version["version"],
+            change=version["change"],
+            content_sha256=version["sha256"],
+            author_name=version["author_name"],
+            created_at=parse_datetime(version["created_at"]),
+            record_sha256=record_sha256(
+                **{k: version[k] for k in ("title", "recall_hint", "reason", "run_id")},
+                metadata=version["metadata"],
+                source_refs=version["source_refs"],
+            )
+            if records
+            else None,
+        )
+        previous_chain, previous_sha = version["chain_sha256"], version["sha256"]
+    document["content_sha256"] = sha256_text(document["content"])
+    return document
+
+
 def wipe_memory() -> None:
     """Empty the memory tables, as their owner with the append-only triggers
     off (the test's transaction switches them back on)."""
@@ -128,12 +182,24 @@ def test_an_import_of_an_export_reproduces_it_exactly(world):
     assert not MemoryDocument.objects.exists()
     report = memory_import(io.StringIO(before))
     assert report.created == len(documents) and report.reviews == 3
-    assert export_text() == before
+    assert export_text() == as_imported(before)
     for document in MemoryDocument.objects.all():
         assert version_chain_verify(document).intact
     promoted = MemoryDocument.objects.get(store__slug="workspace_runbooks", path="fixes/0")
     assert promoted.promoted_from is not None
     assert DreamReviewItem.objects.get(status="rejected").decision_note == "too specific"
+
+
+def test_an_export_signed_before_links_held_records_imports_signed_in_full(world):
+    lines = export_text().splitlines()
+    for number, line in enumerate(lines):
+        if '"type": "document"' in line:
+            lines[number] = json.dumps(resign(json.loads(line), records=False))
+    wipe_memory()
+    report = memory_import(io.StringIO("\n".join(lines) + "\n"))
+    assert report.created == MemoryDocument.objects.count() > 0
+    for document in MemoryDocument.objects.all():
+        assert version_chain_verify(document).intact
 
 
 def test_importing_twice_skips_what_is_there(world):
@@ -255,7 +321,7 @@ def test_the_commands_round_trip_through_a_file(world, tmp_path):
     out = io.StringIO()
     call_command("memory_import", str(path), stdout=out)
     assert "created" in out.getvalue()
-    assert export_text() == before
+    assert export_text() == as_imported(before)
     with pytest.raises(CommandError, match="FROM=TO"):
         call_command("memory_import", str(path), "--map-store", "nonsense")
     with pytest.raises(CommandError):
@@ -381,6 +447,7 @@ def test_an_import_refuses_reviewed_trust_in_a_conversation_store(world, tmp_pat
     )
     # The head and its last version agree: only the store says it cannot be.
     document["trust"] = document["versions"][-1]["metadata"]["trust"] = "admin_approved"
+    resign(document)
     wipe_memory()
     message = import_refused(write_rows(tmp_path / "in.jsonl", rows))
     assert (
@@ -487,7 +554,7 @@ def test_a_version_1_export_without_an_end_line_still_imports(world, tmp_path):
     out = io.StringIO()
     call_command("memory_import", write_rows(tmp_path / "in.jsonl", rows), stdout=out)
     assert out.getvalue().startswith(f"created {len(rows) - 4},")
-    assert export_text() == before
+    assert export_text() == as_imported(before)
 
 
 def test_the_import_says_how_far_it_got_on_stderr(world, tmp_path, monkeypatch):
@@ -560,3 +627,17 @@ def test_an_export_into_a_missing_folder_or_onto_a_folder_is_refused(world, tmp_
         call_command("memory_export", "-o", str(tmp_path / "nope" / "out.jsonl"))
     with pytest.raises(CommandError, match="is a directory; name the file to write"):
         call_command("memory_export", "-o", str(tmp_path))
+
+
+def test_an_export_to_a_reader_that_left_early_ends_quietly_and_fails(world, monkeypatch):
+    """`memory_export | head -1`: no traceback, and a status that says the
+    export did not finish (as a writer the pipe's signal stopped)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with os.fdopen(write_end, "w", encoding="utf-8") as pipe:
+        monkeypatch.setattr(sys, "stdout", pipe)
+        errors = io.StringIO()
+        with pytest.raises(SystemExit) as stopped:
+            call_command("memory_export", stderr=errors)
+    assert stopped.value.code == 128 + signal.SIGPIPE
+    assert errors.getvalue() == ""

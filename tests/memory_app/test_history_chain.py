@@ -152,3 +152,21 @@ def test_verify_says_how_far_it_got_on_stderr(monkeypatch):
         "verified 1 of 2 documents",
         "verified 2 of 2 documents",
     ]
+
+
+def test_verify_names_the_version_that_was_deleted_from_the_middle():
+    store = WorkspaceStoreFactory()
+    document = make_document(store, path="runbooks/restart", content="first")
+    _update_head(document, "second")
+    _update_head(document, "third")
+    with connection.cursor() as cursor:
+        cursor.execute(TRIGGERS_OFF)
+        cursor.execute(
+            "DELETE FROM memory_app_memoryversion WHERE document_id = %s AND version = 2",
+            [document.pk],
+        )
+    errors = _verify_fails(store)
+    assert (
+        f"{store.slug}/runbooks/restart: version 2: missing (the next version stored is 3)"
+    ) in errors
+    assert "version 3:" not in errors

@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -11,6 +12,8 @@ from memory_app.services.export import documents_in_stores, export_lines
 
 # How often a long run says how far it got.
 PROGRESS_SECONDS = 5.0
+# The status of a process SIGPIPE ended, as a shell reports it.
+STOPPED_BY_SIGPIPE = 128 + signal.SIGPIPE
 
 
 class Command(BaseCommand):
@@ -50,7 +53,7 @@ class Command(BaseCommand):
         if options["output"]:
             written = self._export_to(Path(options["output"]), lines)
         else:
-            written = _write(sys.stdout, lines)
+            written = _write_stdout(lines)
         self.stderr.write(f"exported {written} lines (header, stores, documents, end)")
 
     @staticmethod
@@ -80,6 +83,23 @@ class Command(BaseCommand):
             if partial is not None:
                 partial.unlink(missing_ok=True)
         return written
+
+
+def _write_stdout(lines) -> int:
+    """Write to stdout; a reader that left early (`memory_export | head -1`)
+    ends the export quietly, with the status a shell gives a writer the
+    pipe's signal stopped, instead of a traceback."""
+    try:
+        written = _write(sys.stdout, lines)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # What is still buffered cannot be written either: without this,
+        # Python's own flush at exit reports the broken pipe again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise SystemExit(STOPPED_BY_SIGPIPE) from None
+    return written
 
 
 def _write(out, lines) -> int:

@@ -68,13 +68,27 @@ class Command(BaseCommand):
         self.stdout.write(issued.raw)
 
 
-def _check_arguments(username: str, teams: list[str], key_name: str, password: str | None):
-    """Refuse what the database or the login would refuse later, before any write."""
-    for text in (username, key_name, password or "", *teams):
+def check_utf8(*texts: str) -> None:
+    """Refuse an argument the shell passed as bytes that are not UTF-8: Python
+    holds them as lone surrogates, which no database column or output can take."""
+    for text in texts:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise CommandError("Arguments must be UTF-8 text.") from None
+
+
+def check_team_name(team: str) -> None:
+    """A team (a group) as the admin lists it: no tab, newline or other control
+    that would hide or split its name."""
+    limit = Group._meta.get_field("name").max_length
+    if not 0 < len(team) <= limit or not team.isprintable():
+        raise CommandError(f"A team name is 1 to {limit} printable characters.")
+
+
+def _check_arguments(username: str, teams: list[str], key_name: str, password: str | None):
+    """Refuse what the database or the login would refuse later, before any write."""
+    check_utf8(username, key_name, password or "", *teams)
     if not username or len(username) > 150:
         raise CommandError("USERNAME must be 1 to 150 characters.")
     try:
@@ -83,10 +97,8 @@ def _check_arguments(username: str, teams: list[str], key_name: str, password: s
         raise CommandError(
             "USERNAME may hold letters, digits and @ . + - _ only, as on the login page."
         ) from None
-    limit = Group._meta.get_field("name").max_length
     for team in teams:
-        if len(team) > limit or not team.isprintable():
-            raise CommandError(f"A team name is 1 to {limit} printable characters.")
+        check_team_name(team)
     limit = ApiKey._meta.get_field("name").max_length
     if len(key_name) > limit:
         raise CommandError(f"--key-name is at most {limit} characters.")
