@@ -76,3 +76,15 @@ def post_only(page: str | Callable[..., str]):
         return wrapper
 
     return decorator
+
+
+def page_and_form(page, form):
+    """One address for a page (GET, HEAD) and the form it sends (POST),
+    each answered by its own view; any other method gets the 405 page."""
+
+    @allow(*SAFE, "POST")
+    def view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        answer = form if request.method == "POST" else page
+        return answer(request, *args, **kwargs)
+
+    return view

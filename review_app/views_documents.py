@@ -1,5 +1,7 @@
 """The document page: content, history, diffs between versions, curation."""
 
+from collections.abc import Sequence
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -26,9 +28,12 @@ from review_app.errors import page_errors
 from review_app.forms import CurateForm, RedactForm
 from review_app.memory_forms import text_without_credentials
 from review_app.methods import page_view, post_only
+from review_app.pagination import Pager
 from review_app.provenance import of_document, version_authors
 
-HISTORY_LIMIT = 200
+# Versions per page of the history table, newest first; older ones are on
+# the next pages (`?history_page=`).
+HISTORY_PAGE_SIZE = 50
 
 
 def _document(request: HttpRequest, document_id):
@@ -45,17 +50,19 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
 def _document_page(request: HttpRequest, document, *, refused: dict | None = None) -> HttpResponse:
     """The page, also as it is drawn again around a refused curate or
     redact form, with what was typed in it and the error under it (`refused`)."""
-    versions = list(document.versions.select_related("author").order_by("-version")[:HISTORY_LIMIT])
-    authors = version_authors(versions)
+    history = _history_page(request, document)
+    versions = list(history.object_list)
+    head = _head(document, versions)
+    authors = version_authors([*versions, head] if head not in versions else versions)
     for version in versions:
         version.written_by, version.approved_by = authors[version.pk]
-        # Worked out here, not by filters in each of up to HISTORY_LIMIT rows.
-        version.changes_query = f"?from={version.version - 1}&to={version.version}"
-    head = next((v for v in versions if v.version == document.version), versions[0])
+        # Worked out here, not by filters in each of the page's rows.
+        version.changes_query = _changes_query(request, version.version)
     context = {
         "document": document,
         "ref": f"{store_ref(document.store, actor_for(request.user))}/{document.path}",
         "versions": versions,
+        "history": history,
         "meta": of_document(document, head, authors),
         "diff_view": diff_view(request),
         "chain": version_chain_verify(document),
@@ -72,12 +79,69 @@ def _document_page(request: HttpRequest, document, *, refused: dict | None = Non
         context.update(_comparison(document, request.GET, listed=versions))
     except ValueError as error:
         context["compare_error"], status = str(error), 400
+    context["choices"] = _compare_choices(versions, context.get("old"), context.get("new"))
     template = "review_app/document.html#diff" if request.htmx else "review_app/document.html"
     response = render(request, template, context, status=status)
     if refused and refused.get("redact_text"):
         # It holds the text being redacted: Back must not show it again.
         add_never_cache_headers(response)
     return response
+
+
+class _NewestFirst(Sequence):
+    """A document's versions, newest first, as the pager slices them.
+
+    Sliced by version number (versions run from 1 to the head's), a page
+    costs one query on the (document, version) index, with no OFFSET, and
+    the count is the head's number rather than a COUNT query.
+    """
+
+    def __init__(self, document):
+        self.document = document
+
+    def __len__(self) -> int:
+        return self.document.version
+
+    def __getitem__(self, window: slice) -> list:
+        head = self.document.version
+        versions = self.document.versions.select_related("author")
+        versions = versions.filter(version__lte=head - window.start, version__gt=head - window.stop)
+        return list(versions.order_by("-version"))
+
+
+def _history_page(request: HttpRequest, document):
+    """The page of the history table named by `?history_page=`; a number
+    that is not a page gives the nearest one."""
+    pager = Pager(_NewestFirst(document), HISTORY_PAGE_SIZE)
+    return pager.get_page(request.GET.get("history_page"))
+
+
+def _head(document, listed: list):
+    """The version the head's metadata comes from: the head's own, or the
+    newest stored if the history lacks it. Fetched only when it is not on
+    the history page shown."""
+    for version in listed:
+        if version.version == document.version:
+            return version
+    versions = document.versions.select_related("author")
+    return versions.filter(version=document.version).first() or versions.order_by("-version")[0]
+
+
+def _changes_query(request: HttpRequest, number: int) -> str:
+    """The link to a version's own changes, keeping the page's other
+    parameters (the history page shown, the diff layout)."""
+    params = request.GET.copy()
+    params["from"], params["to"] = number - 1, number
+    return f"?{params.urlencode()}"
+
+
+def _compare_choices(listed: list, old, new) -> list:
+    """What the Compare lists offer: the versions on the history page shown,
+    and the two being compared wherever they are in the history, so the
+    lists always show the comparison on screen."""
+    compared = [v for v in (old, new) if v is not None]
+    by_number = {v.version: v for v in [*listed, *compared]}
+    return sorted(by_number.values(), key=lambda v: v.version, reverse=True)
 
 
 def _refused_form(request: HttpRequest, form, typed: str, error_field: str) -> dict:
@@ -240,9 +304,12 @@ def document_redact_page(request: HttpRequest, document_id) -> HttpResponse:
         if result.broken:
             names = ", ".join(f"{d.store.label}/{d.path}" for d in result.broken)
             linked += f" Not from {names}: its history does not verify; restore it first."
-        messages.success(
-            request,
+        where = (
             f"Redacted {result.occurrences} occurrence(s) in version(s) "
-            f"{', '.join(map(str, result.versions))}.{linked}",
+            f"{', '.join(map(str, result.versions))}."
+            if result.versions
+            else "Redacted the path."
         )
+        moved = f" The document moved to {result.path}." if result.path else ""
+        messages.success(request, f"{where}{moved}{linked}")
     return back

@@ -198,8 +198,8 @@ def test_comparing_versions_is_bounded_in_queries(client, owner, django_assert_m
         document = write(owner, f"line {n}\nsame", path="many")
     client.force_login(owner)
     client.get(f"{url(document)}?diff=split")  # the one session write, when the choice changes
-    # The document page's own count: comparing listed versions adds none.
-    with django_assert_max_num_queries(13):
+    # The document page's own count (test_document_page): comparing listed versions adds none.
+    with django_assert_max_num_queries(14):
         response = client.get(f"{url(document)}?from=1&to=30&diff=split")
     assert response.status_code == 200
     assert "Version 1 → 30" in response.content.decode()
