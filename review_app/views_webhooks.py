@@ -11,6 +11,7 @@ from django.utils.cache import add_never_cache_headers
 from memory_app.errors import InvalidInput
 from memory_app.models import Webhook, WebhookDelivery
 from memory_app.permissions import can_administer
+from memory_app.webhooks.addresses import masked_url
 from memory_app.webhooks.services import webhook_register, webhook_set_active
 from review_app.errors import page_errors
 from review_app.forms import WebhookForm, WebhookStateForm
@@ -88,9 +89,9 @@ def webhook_state(request: HttpRequest, webhook_id: int) -> HttpResponse:
     form.is_valid()  # a boolean that is not required always is
     active = form.cleaned_data["active"]
     changed = webhook_set_active(user=request.user, webhook=webhook, active=active)
-    state = "on" if active else "off"
+    state, shown = ("on" if active else "off"), masked_url(webhook.url)
     if changed:
-        messages.success(request, f"Webhook {webhook.url} switched {state}.")
+        messages.success(request, f"Webhook {shown} switched {state}.")
     else:
-        messages.info(request, f"Webhook {webhook.url} was already {state}; nothing changed.")
+        messages.info(request, f"Webhook {shown} was already {state}; nothing changed.")
     return redirect("review:webhooks")

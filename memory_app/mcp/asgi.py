@@ -19,12 +19,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memory_app.mcp.server import memory_mcp_server
 from memory_app.observability.context import request_id_from, request_id_var
+from memory_app.observability.metrics import http_request_observe
 from memory_app.private_answers import PRIVATE
 from memory_app.services.principals import api_key_authenticate
 
 logger = logging.getLogger("memory_app.requests")
 
 MCP_PATH = "/mcp"
+MCP_ROUTE = "mcp"  # its label in the request log and metrics, beside Django's route names
 _SCHEMES = {"token", "bearer"}
 
 
@@ -92,6 +94,26 @@ async def _answer(send, status: int, error: dict, *headers: tuple[bytes, bytes])
     await send({"type": "http.response.body", "body": body})
 
 
+def _observe(scope, request_id: str, code: int, started: float) -> None:
+    """The request log line and the HTTP metrics of one /mcp request, which
+    Django's middleware never sees (0: no answer was sent)."""
+    elapsed = time.perf_counter() - started
+    http_request_observe(MCP_ROUTE, scope["method"], code, elapsed)
+    logger.info(
+        "%s mcp %s",
+        scope["method"],
+        code,
+        extra={
+            "request_id": request_id,
+            "method": scope["method"],
+            "path": scope.get("path", ""),
+            "route": MCP_ROUTE,
+            "status": code,
+            "duration_ms": round(elapsed * 1000, 1),
+        },
+    )
+
+
 def with_mcp(django_app):
     """Django's ASGI app with the MCP endpoint at /mcp.
 
@@ -113,13 +135,25 @@ def with_mcp(django_app):
         request_id = request_id_from(headers.get("x-request-id"))
         token = request_id_var.set(request_id)
         started = time.perf_counter()
-        status = []
+        status: list[int] = []
+        observed = False
+
+        def observe() -> None:
+            """Once per request: as its last byte goes out, so the count and
+            the log line exist before the client can act on the answer, or
+            at the end when nothing (more) was sent."""
+            nonlocal observed
+            if not observed:
+                observed = True
+                _observe(scope, request_id, status[0] if status else 0, started)
 
         async def answer(message):
             if message["type"] == "http.response.start":
                 status.append(message["status"])
                 extra = [*guarding, (b"x-request-id", request_id.encode())]
                 message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                observe()
             await send(message)
 
         try:
@@ -134,20 +168,7 @@ def with_mcp(django_app):
                 await mcp_app({**scope, "headers": forwarded}, receive, answer)
         finally:
             request_id_var.reset(token)
-            code = status[0] if status else 0
-            logger.info(
-                "%s mcp %s",
-                scope["method"],
-                code,
-                extra={
-                    "request_id": request_id,
-                    "method": scope["method"],
-                    "path": scope.get("path", ""),
-                    "route": "mcp",
-                    "status": code,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                },
-            )
+            observe()
 
     async def application(scope, receive, send):
         if scope["type"] == "lifespan":

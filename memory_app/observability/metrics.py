@@ -63,6 +63,17 @@ injected_hits = Counter(
 )
 
 
+# A client may send any token as its method; the label keeps to these.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def http_request_observe(route: str, method: str, status: int, seconds: float) -> None:
+    """Record one answered HTTP request, whichever app answered it (Django,
+    or the MCP endpoint beside it)."""
+    http_requests.labels(route, method if method in _METHODS else "other", str(status)).inc()
+    http_latency.labels(route).observe(seconds)
+
+
 def tool_call_observe(tool: str, transport: str, status: int, data, seconds: float) -> None:
     """Record one tool call from its answer (never its arguments or content)."""
     tool_calls.labels(tool, transport, str(status)).inc()

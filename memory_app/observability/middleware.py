@@ -13,7 +13,7 @@ from django.utils.log import log_response
 
 from memory_app.api.catalog import ALL_TOOL_VIEWS
 from memory_app.observability.context import request_id_from, request_id_var
-from memory_app.observability.metrics import http_latency, http_requests, tool_call_observe
+from memory_app.observability.metrics import http_request_observe, tool_call_observe
 
 logger = logging.getLogger("memory_app.requests")
 
@@ -51,8 +51,7 @@ class RequestObservationMiddleware:
         elapsed = time.perf_counter() - started
         route = _route(request)
         response["X-Request-ID"] = request_id
-        http_requests.labels(route, request.method, str(response.status_code)).inc()
-        http_latency.labels(route).observe(elapsed)
+        http_request_observe(route, request.method, response.status_code, elapsed)
         tool = route.removeprefix("api:")
         if tool in _TOOLS and request.method == "POST":
             tool_call_observe(

@@ -7,12 +7,14 @@ import re
 import secrets
 import socket
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import httpx
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
+from django.utils import timezone
 
 from memory_app.errors import InvalidInput, PermissionDenied
 from memory_app.models import DeliveryStatus, MemoryEvent, Webhook, WebhookDelivery
@@ -26,6 +28,9 @@ PORT_RANGE = "A port is a number from 1 to 65535."
 DISPATCH_BATCH = 500
 TIMEOUT_SECONDS = 5.0
 ERROR_LENGTH = WebhookDelivery._meta.get_field("error").max_length
+WAITING = (DeliveryStatus.PENDING, DeliveryStatus.RETRYING)
+# How late a delivery's next attempt may be before its task counts as lost.
+OVERDUE_AFTER = timedelta(seconds=60)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -34,6 +39,12 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 class Registered:
     webhook: Webhook
     secret: str  # shown once: only its holder can check signatures
+
+
+@dataclass(frozen=True)
+class Retry:
+    attempts: int  # made so far; the retry's message claims the next one
+    countdown: int
 
 
 class _Unresolved(InvalidInput):
@@ -111,6 +122,12 @@ def _check_url(url: str) -> str:
         raise InvalidInput(message, fields={"url": [message]})
     if target is None or target.scheme not in allowed or not target.raw_host:
         raise InvalidInput("The URL must be https://host/...", fields={"url": ["Use https."]})
+    if target.userinfo:
+        message = (
+            "Leave the user name and password out of the URL: "
+            "receivers tell our deliveries by their X-Memory-Signature."
+        )
+        raise InvalidInput(message, fields={"url": [message]})
     _checked_addresses(target.raw_host.decode("ascii"))
     return url
 
@@ -164,7 +181,9 @@ def webhook_register(*, user: AbstractBaseUser, url: str, event_types: list[str]
 
 def webhook_set_active(*, user: AbstractBaseUser, webhook: Webhook, active: bool) -> bool:
     """Staff only. Switch the webhook on or off; True if that changed its
-    state (the same request twice, a double click, changes it once)."""
+    state (the same request twice, a double click, changes it once). Off,
+    its deliveries wait; switched on, the periodic dispatch resumes them
+    (deliveries_overdue) along with the events that came meanwhile."""
     if not can_administer(user):
         raise PermissionDenied("Webhooks are managed by staff.")
     return Webhook.objects.filter(pk=webhook.pk).exclude(active=active).update(active=active) > 0
@@ -244,25 +263,42 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
         )
 
 
+def _claim(delivery: WebhookDelivery, attempts: int | None) -> bool:
+    """Take the delivery's next attempt; True for one caller only. A message
+    carries the number of attempts made when it was queued, so a copy of it
+    (the broker delivering it again, the overdue sweep queueing it again)
+    finds that attempt taken and sends nothing. No delivery gets more than
+    MEMORY_WEBHOOK_MAX_ATTEMPTS attempts."""
+    made = delivery.attempts if attempts is None else attempts
+    if made >= settings.MEMORY_WEBHOOK_MAX_ATTEMPTS:
+        return False
+    claimed = WebhookDelivery.objects.filter(pk=delivery.pk, status__in=WAITING, attempts=made)
+    return claimed.update(attempts=made + 1, updated_at=timezone.now()) == 1
+
+
 def _record(delivery: WebhookDelivery, status: str, code: int | None, error: str) -> None:
+    """The outcome of the attempt just claimed. QuerySet.update() skips
+    auto_now, so the time of the change is set here."""
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        attempts=delivery.attempts + 1,
         response_status=code,
         error=error[:ERROR_LENGTH],
         status=status,
+        updated_at=timezone.now(),
     )
 
 
-def delivery_attempt(delivery_id: int) -> bool | None:
-    """POST the event once. True: delivered (2xx). False: failed, worth a
-    retry. None: nothing (more) to do: gone, done, its webhook switched off,
-    or its destination refused now (recorded as failed, nothing sent)."""
+def delivery_attempt(delivery_id: int, attempts: int | None = None) -> bool | None:
+    """POST the event once, as attempt number `attempts` + 1 (the next one
+    when None). True: delivered (2xx). False: failed, worth a retry. None:
+    nothing (more) to do: gone, done, its webhook switched off (the overdue
+    sweep resumes it once switched on), that attempt made already, or its
+    destination refused now (recorded as failed, nothing sent)."""
     delivery = (
         WebhookDelivery.objects.select_related("webhook", "event").filter(pk=delivery_id).first()
     )
-    if delivery is None or delivery.status in (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED):
+    if delivery is None or delivery.status not in WAITING or not delivery.webhook.active:
         return None
-    if not delivery.webhook.active:
+    if not _claim(delivery, attempts):
         return None
     body = _body(delivery.event, delivery)
     headers = {
@@ -292,7 +328,69 @@ def delivery_attempt(delivery_id: int) -> bool | None:
     return delivered
 
 
-def delivery_give_up(delivery_id: int) -> None:
-    WebhookDelivery.objects.filter(pk=delivery_id).exclude(status=DeliveryStatus.DELIVERED).update(
-        status=DeliveryStatus.FAILED
+def retry_delay(retries: int) -> int:
+    """Seconds before the next attempt: 10, 20, 40, ... by default."""
+    return settings.MEMORY_WEBHOOK_RETRY_SECONDS * 2**retries
+
+
+def delivery_retry(delivery_id: int) -> Retry | None:
+    """When a failed delivery is tried again; None when it is not waiting
+    for a retry, or when that was its last attempt (it is marked failed)."""
+    delivery = (
+        WebhookDelivery.objects.filter(pk=delivery_id, status=DeliveryStatus.RETRYING)
+        .only("attempts")
+        .first()
     )
+    if delivery is None:
+        return None
+    if delivery.attempts >= settings.MEMORY_WEBHOOK_MAX_ATTEMPTS:
+        delivery_give_up(delivery_id)
+        return None
+    return Retry(delivery.attempts, retry_delay(delivery.attempts - 1))
+
+
+def delivery_give_up(delivery_id: int) -> None:
+    WebhookDelivery.objects.filter(pk=delivery_id, status__in=WAITING).update(
+        status=DeliveryStatus.FAILED, updated_at=timezone.now()
+    )
+
+
+def _overdue(now: datetime) -> Q:
+    """Waiting past the time its next attempt was due, by OVERDUE_AFTER:
+    queued (or cut off mid-attempt) that long ago, or failed longer ago than
+    its backoff. Those out of attempts count once that long has passed."""
+    late = now - OVERDUE_AFTER
+    limit = settings.MEMORY_WEBHOOK_MAX_ATTEMPTS
+    overdue = Q(updated_at__lt=late) & (Q(status=DeliveryStatus.PENDING) | Q(attempts__gte=limit))
+    for made in range(1, limit):
+        backoff = timedelta(seconds=retry_delay(made - 1))
+        overdue |= Q(status=DeliveryStatus.RETRYING, attempts=made, updated_at__lt=late - backoff)
+    return overdue
+
+
+def deliveries_overdue() -> list[tuple[int, int]]:
+    """The waiting deliveries of active webhooks whose task was lost: never
+    queued (the broker refused it, or the process stopped between the
+    commit and the queueing), its worker died, or it found its webhook
+    switched off (switched on since). Returns (id, attempts made) of each to
+    queue again, and marks failed those with no attempt left.
+
+    Each row is claimed by moving its updated_at, under a lock other sweeps
+    skip, so two sweeps at once queue it once; and a late copy of the lost
+    message finds its attempt taken (see _claim)."""
+    now = timezone.now()
+    with transaction.atomic():
+        overdue = list(
+            WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(_overdue(now), webhook__active=True)
+            .order_by("updated_at")
+            .values_list("id", "attempts")[:DISPATCH_BATCH]
+        )
+        limit = settings.MEMORY_WEBHOOK_MAX_ATTEMPTS
+        spent = [pk for pk, made in overdue if made >= limit]
+        resent = [(pk, made) for pk, made in overdue if made < limit]
+        WebhookDelivery.objects.filter(pk__in=spent).update(
+            status=DeliveryStatus.FAILED, updated_at=now
+        )
+        WebhookDelivery.objects.filter(pk__in=[pk for pk, _ in resent]).update(updated_at=now)
+    return resent

@@ -454,3 +454,35 @@ def test_mcp_calls_are_counted_per_tool_and_transport(asgi_server, agent_key):
 
     run(scenario())
     assert mcp_searches() - before == 3
+
+
+def test_mcp_requests_are_counted_by_route_method_and_status(asgi_server, agent_key):
+    def counted() -> dict:
+        text = httpx.get(f"{asgi_server.url}/metrics").text
+        found = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.labels.get("route") == "mcp":
+                    key = (sample.name, sample.labels.get("method"), sample.labels.get("status"))
+                    found[key] = sample.value
+        return found
+
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    before = counted()
+    httpx.post(f"{asgi_server.url}/mcp", json=listing, headers=accept)
+    httpx.post(
+        f"{asgi_server.url}/mcp",
+        json=listing,
+        headers={**accept, "Authorization": f"Bearer {agent_key}"},
+    )
+    httpx.request("PROPFIND", f"{asgi_server.url}/mcp", headers=accept)
+    after = counted()
+
+    def grew(*key) -> float:
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    assert grew("memory_http_requests_total", "POST", "401") == 1
+    assert grew("memory_http_requests_total", "POST", "200") == 1
+    assert grew("memory_http_requests_total", "other", "401") == 1
+    assert grew("memory_http_request_seconds_count", None, None) == 3

@@ -1,12 +1,14 @@
 """Deliveries through a real Celery worker over Redis (database 13)."""
 
 import time
+from datetime import timedelta
 
 import pytest
 import redis
+from django.utils import timezone
 
 from memory_app.models import DeliveryStatus, MemoryEvent, WebhookDelivery
-from memory_app.webhooks.services import webhook_register
+from memory_app.webhooks.services import webhook_register, webhooks_dispatch
 from memory_app.webhooks.signing import signature_valid
 from memory_app.webhooks.tasks import dispatch_webhooks
 from tests.integration.conftest import make_app, running_worker
@@ -62,3 +64,15 @@ def test_the_worker_gives_up_after_the_last_attempt(
     dispatch_webhooks.delay()
     delivery = wait_for_status(DeliveryStatus.FAILED)
     assert (delivery.attempts, delivery.error) == (2, "HTTP 500")
+
+
+def test_the_dispatcher_sends_a_delivery_whose_task_was_never_queued(
+    worker, staff, owner, receiver, http_allowed, loopback_allowed
+):
+    webhook_register(user=staff, url=receiver.url, event_types=["*"])
+    MemoryEvent.objects.create(type="memory.test", principal=owner)
+    webhooks_dispatch()  # committed, then the process stopped before queueing
+    WebhookDelivery.objects.update(updated_at=timezone.now() - timedelta(minutes=5))
+    dispatch_webhooks.delay()
+    delivery = wait_for_status(DeliveryStatus.DELIVERED)
+    assert (delivery.attempts, len(receiver.received)) == (1, 1)

@@ -7,7 +7,7 @@ import pytest
 
 from memory_app.errors import InvalidInput, PermissionDenied
 from memory_app.models import DeliveryStatus, MemoryEvent, Webhook, WebhookDelivery
-from memory_app.webhooks import tasks
+from memory_app.webhooks import services, tasks
 from memory_app.webhooks.services import delivery_attempt, webhook_register, webhooks_dispatch
 from memory_app.webhooks.signing import signature, signature_valid
 from tests.memory_app.api.conftest import remember_body
@@ -67,7 +67,7 @@ def test_matching_new_events_are_delivered_signed(
 
 def test_retries_back_off_exponentially(settings):
     settings.MEMORY_WEBHOOK_RETRY_SECONDS = 10
-    assert [tasks.retry_delay(n) for n in range(4)] == [10, 20, 40, 80]
+    assert [services.retry_delay(n) for n in range(4)] == [10, 20, 40, 80]
 
 
 def test_an_unreachable_endpoint_ends_failed_after_the_last_attempt(
