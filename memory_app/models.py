@@ -19,6 +19,7 @@ from django.db.models import Q
 from pgvector.django import HnswIndex, VectorField
 
 from memory_app.paths import PATH_REGEX, STORE_SLUG_REGEX
+from memory_app.webhooks.addresses import masked_url
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -843,7 +844,8 @@ class Webhook(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
-        return self.url
+        # Shown in the admin and in logs: never a credential the URL carries.
+        return masked_url(self.url)
 
 
 class DeliveryStatus(models.TextChoices):

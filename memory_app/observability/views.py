@@ -7,13 +7,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET, require_safe
+from django.views.decorators.http import require_safe
 
 from memory_app.observability.broker import broker_configured, broker_reachable
 from memory_app.observability.metrics import metrics_payload
 
 
-@require_GET
+@require_safe
 def metrics(request):
     """The exposition text; behind `Authorization: Bearer <MEMORY_METRICS_TOKEN>` when set."""
     expected = settings.MEMORY_METRICS_TOKEN

@@ -44,6 +44,7 @@ _ITEM_TEXT = ("proposed_title", "proposed_content", "rationale", "decision_note"
 
 
 LINEAGE_LIMIT = 100
+RUNS_NAMED = 100
 _LINEAGE_ACTIONS = (ReviewAction.PROMOTE, ReviewAction.SUPERSEDE, ReviewAction.MERGE)
 
 
@@ -327,12 +328,25 @@ def _reason(versions: list[int], occurrences: int, *, moved: bool) -> str:
     """The `redact` version's reason: where, never what."""
     parts = []
     if versions:
-        parts.append(
-            f"Redacted {occurrences} occurrence(s) in version(s) {', '.join(map(str, versions))}."
-        )
+        parts.append(f"Redacted {occurrences} occurrence(s) in version(s) {_spans(versions)}.")
     if moved:
         parts.append("Moved from a path that held the text.")
     return " ".join(parts)
+
+
+def _spans(versions: list[int]) -> str:
+    """`1-4, 7, 9-12`: version numbers as runs, at most RUNS_NAMED of them,
+    so a reason stays within what a version's reason may hold (2,000
+    characters) however long the history."""
+    runs: list[list[int]] = []
+    for number in versions:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    named = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:RUNS_NAMED]]
+    more = f" and {len(runs) - RUNS_NAMED} more" if len(runs) > RUNS_NAMED else ""
+    return ", ".join(named) + more
 
 
 def _history_scrub(document: MemoryDocument, text: str) -> tuple[list[int], int]:

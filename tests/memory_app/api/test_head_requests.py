@@ -36,3 +36,10 @@ def test_the_health_checks_answer_head_without_a_key(path):
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])
 def test_the_health_checks_refuse_writes(path):
     assert APIClient().post(path).status_code == 405
+
+
+def test_the_metrics_answer_head_as_get():
+    client = APIClient()
+    got, head = client.get("/metrics"), client.head("/metrics")
+    assert (head.status_code, got.status_code) == (200, 200)
+    assert head["Content-Type"] == got["Content-Type"] and head.content == b""

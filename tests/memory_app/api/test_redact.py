@@ -124,7 +124,7 @@ def test_the_chain_verifies_and_records_who_redacted(reviewer, leaked):
     assert "every history chain is intact" in out.getvalue()
     last = leaked.versions.order_by("-version").first()
     assert (last.change, last.author_name) == ("redact", "reviewer")
-    assert "version(s) 1, 2, 3, 4" in last.reason
+    assert "version(s) 1-4" in last.reason
     event = MemoryEvent.objects.get(type="memory.document.redacted")
     assert event.principal == reviewer
     assert event.payload["versions"] == [1, 2, 3, 4]
@@ -344,3 +344,15 @@ def test_a_path_holding_the_text_moves_and_takes_its_review_items_along(reviewer
     assert moved["content"] == f"Host {MARKER} is up."
     shared = promotion_approve(user=reviewer, item_id=proposal["review_item_id"])
     assert (shared.store.slug, shared.path) == ("workspace_runbooks", "hosts/redacted")
+
+
+def test_a_redaction_of_a_long_history_names_its_versions_within_a_reason(reviewer):
+    document = make_document(WorkspaceStoreFactory(), path="notes/flip", content=SECRET)
+    for number in range(2, 242):
+        content = SECRET if number % 2 else f"without it, take {number}"
+        head_update(document, change="update", author=reviewer, fields={"content": content})
+    result = document_redact(user=reviewer, document=document, text=SECRET)
+    assert len(result.versions) == 121
+    reason = document.versions.order_by("-version").first().reason
+    assert reason.startswith("Redacted 121 occurrence(s) in version(s) 1, 3, 5, ")
+    assert reason.endswith(", 199 and 21 more.") and len(reason) < 2000

@@ -64,3 +64,8 @@ def test_the_page_and_its_messages_show_a_url_without_its_credentials(client, st
         assert page.count(SHOWN) == 3  # the message, the webhook, its delivery
         for secret in ("hookuser", PASSWORD, PATH_TOKEN, QUERY_TOKEN):
             assert secret not in page
+
+
+def test_a_webhook_names_itself_without_its_credentials(staff):
+    webhook = Webhook(url=URL, event_types=["*"], secret="s" * 64, created_by=staff)
+    assert str(webhook) == SHOWN
