@@ -18,23 +18,23 @@ from tests.factories import WorkspaceStoreFactory, make_document
 pytestmark = pytest.mark.django_db
 
 
-def _keying_migration():
+def migration_named(suffix: str):
     """Found by name: migration numbers change when branches merge."""
     [name] = [
         m.name
         for m in pkgutil.iter_modules(memory_app.migrations.__path__)
-        if m.name.endswith("_history_keyed_chain")
+        if m.name.endswith(suffix)
     ]
     return importlib.import_module(f"memory_app.migrations.{name}")
 
 
-class _Editor:
-    """The part of a schema editor the data migration uses."""
+class Editor:
+    """The part of a schema editor the data migrations use."""
 
     @staticmethod
-    def execute(statement):
+    def execute(statement, params=None):
         with connection.cursor() as cursor:
-            cursor.execute(statement)
+            cursor.execute(statement, params)
 
 
 def _unkey(document, *, forge_version: int | None = None) -> None:
@@ -78,7 +78,7 @@ def test_intact_histories_are_signed_and_forged_ones_left_broken():
     _unkey(forged, forge_version=1)
     assert version_chain_verify(intact).problem == "signed with an unknown key"
 
-    _keying_migration().sign_existing_histories(apps, _Editor())
+    migration_named("_history_keyed_chain").sign_existing_histories(apps, Editor())
 
     assert version_chain_verify(intact).intact
     assert not version_chain_verify(forged).intact

@@ -2,14 +2,10 @@
 other fields, source refs) is signed with its link: rewriting it with only a
 database credential, in the version and its head alike, shows."""
 
-import importlib
-import pkgutil
-
 import pytest
 from django.apps import apps
 from django.db import connection
 
-import memory_app.migrations
 from memory_app.hashing import GENESIS, chain_keyring, chain_sha256
 from memory_app.models import MemoryDocument, MemorySourceRef, MemoryVersion
 from memory_app.selectors.chain import version_chain_verify
@@ -17,6 +13,7 @@ from memory_app.services.chain import history_rewrite
 from memory_app.services.documents import head_update
 from memory_app.services.versions import SourceRef
 from tests.factories import WorkspaceStoreFactory, make_document
+from tests.memory_app.test_history_keying_migration import Editor, migration_named
 
 pytestmark = pytest.mark.django_db
 
@@ -77,25 +74,6 @@ def test_a_source_ref_swapped_breaks_the_chain(draft):
     assert (status.intact, status.broken_at) == (False, 2)
 
 
-def _records_migration():
-    """Found by name: migration numbers change when branches merge."""
-    [name] = [
-        m.name
-        for m in pkgutil.iter_modules(memory_app.migrations.__path__)
-        if m.name.endswith("_history_records_signed")
-    ]
-    return importlib.import_module(f"memory_app.migrations.{name}")
-
-
-class _Editor:
-    """The part of a schema editor the data migration uses."""
-
-    @staticmethod
-    def execute(statement, params=None):
-        with connection.cursor() as cursor:
-            cursor.execute(statement, params)
-
-
 def _sign_without_records(document: MemoryDocument) -> None:
     """Sign the history as links were signed before they held the record."""
     keyring = chain_keyring()
@@ -119,14 +97,14 @@ def _sign_without_records(document: MemoryDocument) -> None:
 def test_the_migration_signs_the_records_of_histories_signed_before_them(draft):
     _sign_without_records(draft)
     assert version_chain_verify(draft).problem == "chain hash does not match"
-    migration = _records_migration()
+    migration = migration_named("_history_records_signed")
 
-    migration.sign_records(apps, _Editor())
+    migration.sign_records(apps, Editor())
     assert version_chain_verify(draft).intact
 
-    migration.unsign_records(apps, _Editor())
+    migration.unsign_records(apps, Editor())
     assert version_chain_verify(draft).problem == "chain hash does not match"
-    migration.sign_records(apps, _Editor())
+    migration.sign_records(apps, Editor())
     assert version_chain_verify(draft).intact
 
 
@@ -137,5 +115,5 @@ def test_a_forged_history_signed_before_records_stays_broken(draft):
         " AND version = 1",
         [draft.pk],
     )
-    _records_migration().sign_records(apps, _Editor())
+    migration_named("_history_records_signed").sign_records(apps, Editor())
     assert version_chain_verify(draft).problem == "content does not match its hash"

@@ -12,6 +12,7 @@ from memory_app.dreams.runner import _kind_lock, dream_execute
 from memory_app.models import DreamJob, MemoryDocument
 from memory_app.services.conversations import conversation_open
 from tests.factories import UserFactory, make_document
+from tests.memory_app.api.conftest import race
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,27 +28,6 @@ def full_store(settings):
     for n in range(15):
         make_document(store, f"notes/{n}", f"Finding number {n}.", embedding=None)
     return store
-
-
-def race(count: int, work) -> list:
-    """Run `work(n)` for each n below `count` on threads let go at once, each
-    on its own connection; the results in order of n."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(n: int) -> None:
-        try:
-            barrier.wait(timeout=60)
-            results[n] = work(n)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 class KindHeld:
