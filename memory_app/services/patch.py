@@ -58,6 +58,22 @@ def _check_sha(document: MemoryDocument, expected_sha256: str) -> None:
         )
 
 
+def _check_fields_unmoved(
+    read: MemoryDocument, locked: MemoryDocument, metadata: Mapping[str, object]
+) -> None:
+    """409 when a field this patch sets was changed by another writer
+    between this call's read and its lock: of two writers racing on one
+    field exactly one wins, as for the content. Different fields merge."""
+    if any(
+        getattr(read, name) != getattr(locked, name) for name in metadata if name != "source_refs"
+    ):
+        raise Conflict(
+            "Another writer changed the same fields; read it again and retry.",
+            current_sha256=locked.content_sha256,
+            current_version=locked.version,
+        )
+
+
 def memory_patch(
     *,
     actor: Actor,
@@ -105,7 +121,9 @@ def memory_patch(
             _check_sha(locked, expected_sha256)
             if locked.version != document.version:
                 # Another writer changed the metadata (or the state) since the
-                # document was read: what this patch keeps is what it left.
+                # document was read: what this patch keeps is what it left,
+                # unless both set one field (the later one would undo it).
+                _check_fields_unmoved(document, locked, metadata)
                 check_document_writable(locked.state)
                 check_agent_may_overwrite(locked)
                 judged = _judge(locked, new_content, metadata)

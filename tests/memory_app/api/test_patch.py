@@ -230,3 +230,24 @@ def test_a_patch_costs_a_fixed_number_of_statements(tools, note, django_assert_n
             {"id": note["id"], "expected_sha256": note["sha256"], "content": "Rewritten."},
         )
     assert body["version"] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_of_racing_patches_to_one_field_exactly_one_wins(caller_for):
+    agent = UserFactory(username="racer")
+    note = caller_for(agent).ok("memory_remember", remember_body(path="race"), status=201)
+    callers = [caller_for(agent) for _ in range(6)]
+    responses = race(
+        len(callers),
+        lambda n: callers[n](
+            "memory_patch",
+            {"id": note["id"], "expected_sha256": note["sha256"], "title": f"Title {n}"},
+        ),
+    )
+    statuses = sorted(response.status_code for response in responses)
+    document = caller_for(agent).ok("memory_read", {"id": note["id"]})
+    [won] = [n for n, response in enumerate(responses) if response.status_code == 200]
+    assert document["title"] == f"Title {won}" and document["version"] == 2
+    assert statuses == [200] + [409] * 5
+    refused = next(response.json() for response in responses if response.status_code == 409)
+    assert (refused["error"], refused["current_version"]) == ("conflict", 2)
