@@ -358,7 +358,9 @@ def delivery_give_up(delivery_id: int) -> None:
 def _overdue(now: datetime) -> Q:
     """Waiting past the time its next attempt was due, by OVERDUE_AFTER:
     queued (or cut off mid-attempt) that long ago, or failed longer ago than
-    its backoff. Those out of attempts count once that long has passed."""
+    its backoff. Those out of attempts count once that long has passed.
+    Only waiting deliveries are read with it (deliveries_overdue): a
+    delivered or failed one is done, whatever its attempts."""
     late = now - OVERDUE_AFTER
     limit = settings.MEMORY_WEBHOOK_MAX_ATTEMPTS
     overdue = Q(updated_at__lt=late) & (Q(status=DeliveryStatus.PENDING) | Q(attempts__gte=limit))
@@ -382,7 +384,7 @@ def deliveries_overdue() -> list[tuple[int, int]]:
     with transaction.atomic():
         overdue = list(
             WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(_overdue(now), webhook__active=True)
+            .filter(_overdue(now), status__in=WAITING, webhook__active=True)
             .order_by("updated_at")
             .values_list("id", "attempts")[:DISPATCH_BATCH]
         )

@@ -106,6 +106,26 @@ def test_a_delivery_cut_off_in_its_last_attempt_is_marked_failed(
     assert local_receiver.received == []
 
 
+def test_a_finished_delivery_is_left_as_it_is_however_many_attempts_it_took(
+    staff, owner, local_receiver, settings
+):
+    settings.MEMORY_WEBHOOK_MAX_ATTEMPTS = 1
+    delivered = one_delivery(staff, owner, local_receiver.url)
+    assert delivery_attempt(delivered.pk, 0) is True  # its one attempt succeeded
+    local_receiver.answers.append(500)
+    MemoryEvent.objects.create(type="memory.test", principal=owner)
+    [failed_id] = webhooks_dispatch()
+    assert delivery_attempt(failed_id, 0) is False
+    delivery_give_up(failed_id)
+    age(3600)
+    before = {d.pk: (d.status, d.updated_at) for d in WebhookDelivery.objects.all()}
+    assert deliveries_overdue() == []
+    after = {d.pk: (d.status, d.updated_at) for d in WebhookDelivery.objects.all()}
+    assert after == before
+    assert after[delivered.pk][0] == DeliveryStatus.DELIVERED
+    assert after[failed_id][0] == DeliveryStatus.FAILED
+
+
 def test_the_when_column_shows_the_last_attempt(client, staff, owner, local_receiver):
     local_receiver.answers.append(500)
     delivery = one_delivery(staff, owner, local_receiver.url)
