@@ -6,13 +6,24 @@ overlap of the content (same claim in the same words).
 Either alone misfires: "my coffee is a cortado" and "... a flat white" are
 close in meaning but a changed value must be an update, not a merge; and
 two runbooks sharing boilerplate share tokens but not meaning.
+
+Both gates still pass when one word of a long sentence changes ("enabled"
+→ "disabled", "30 seconds" → "5 seconds", "Do run" → "Do not run"): the
+overlap of seven-odd words survives a swap and the embedding barely tells
+numbers or negations apart. So a pair is also held apart by its shape:
+different figures, a negation on one side only, or a word replaced by
+another that is not a misspelling of it. Added words, reordering,
+punctuation and typo fixes still merge.
 """
 
 import re
+from difflib import SequenceMatcher
 
 import numpy as np
 from django.db import connection
+from django.utils import timezone
 
+from memory_app.dreams.claims import conflicting_figures, negated
 from memory_app.embeddings import get_backend, vector_literal
 from memory_app.models import DocState, MemoryStore, Trust
 from memory_app.selectors.candidates import TABLE
@@ -20,16 +31,57 @@ from memory_app.selectors.candidates import TABLE
 COSINE_MIN = 0.92
 TOKEN_OVERLAP_MIN = 0.7
 CANDIDATES = 5
+# A misspelling is a word of 4+ letters at most one letter longer or
+# shorter and this similar ("recieve" → "receive" is 0.86); "allowed" →
+# "disallowed" and short words ("eu" → "us") are never typos.
+TYPO_MIN_LENGTH = 4
+TYPO_RATIO_MIN = 0.8
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+def _tokens(text: str) -> set[str]:
+    return set(_TOKEN.findall(text.lower()))
+
+
 def token_overlap(a: str, b: str) -> float:
     """Jaccard overlap of the lower-cased word sets of two texts."""
-    left, right = set(_TOKEN.findall(a.lower())), set(_TOKEN.findall(b.lower()))
+    left, right = _tokens(a), _tokens(b)
     if not left or not right:
         return 0.0
     return len(left & right) / len(left | right)
+
+
+def is_typo_of(word: str, other: str) -> bool:
+    """Whether two different words are one word spelt two ways.
+
+    Numbers are values, never misspellings ("15" → "16", "4411" → "4412").
+    """
+    if min(len(word), len(other)) < TYPO_MIN_LENGTH or abs(len(word) - len(other)) > 1:
+        return False
+    if any(char.isdigit() for char in word + other):
+        return False
+    return SequenceMatcher(None, word, other).ratio() >= TYPO_RATIO_MIN
+
+
+def _unmatched(words: set[str], others: set[str]) -> set[str]:
+    return {word for word in words if not any(is_typo_of(word, other) for other in others)}
+
+
+def replaces_a_word(a: str, b: str) -> bool:
+    """Whether each text has a word the other lacks that no typo fix explains.
+
+    One text merely adding words to the other is not a replacement; nor is
+    a misspelling corrected.
+    """
+    left, right = _tokens(a), _tokens(b)
+    only_left, only_right = left - right, right - left
+    return bool(_unmatched(only_left, only_right)) and bool(_unmatched(only_right, only_left))
+
+
+def same_claim(a: str, b: str) -> bool:
+    """Whether two texts that share their words also state the same values."""
+    return not (conflicting_figures(a, b) or negated(a) != negated(b) or replaces_a_word(a, b))
 
 
 def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | None) -> int | None:
@@ -40,9 +92,12 @@ def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | 
     draft, which compaction may propose to merge.
 
     Two notes sharing a title and recall hint but holding different values
-    are different memories: the token gate compares content only. Written
-    as SQL: the ORM spent about 0.6 ms building this statement, half of
-    what PostgreSQL takes to answer it at 10,000 documents.
+    are different memories: the token gate compares content only, and
+    `same_claim` holds apart contents that differ by one value. An expired
+    draft is no candidate: the merged write would inherit its past
+    `expires_at` and vanish from every read. Written as SQL: the ORM spent
+    about 0.6 ms building this statement, half of what PostgreSQL takes to
+    answer it at 10,000 documents.
     """
     if embedding is None:
         return None
@@ -52,13 +107,15 @@ def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | 
         cursor.execute(
             f"SELECT id, content, embedding <=> %s::vector AS distance FROM {TABLE} "  # noqa: S608 - names from the models
             "WHERE store_id = %s AND state = %s AND trust = %s AND embedding IS NOT NULL "
-            "AND embedding_model = %s ORDER BY distance LIMIT %s",
+            "AND embedding_model = %s AND (expires_at IS NULL OR expires_at > %s) "
+            "ORDER BY distance LIMIT %s",
             [
                 vector_literal(embedding),
                 store.pk,
                 DocState.ACTIVE,
                 Trust.AGENT_DRAFT,
                 get_backend().model_id,
+                timezone.now(),
                 CANDIDATES,
             ],
         )
@@ -66,6 +123,8 @@ def near_duplicate(store: MemoryStore, *, content: str, embedding: np.ndarray | 
     for document_id, candidate_content, distance in candidates:
         if 1 - distance < COSINE_MIN:
             break
-        if token_overlap(content, candidate_content) >= TOKEN_OVERLAP_MIN:
+        if token_overlap(content, candidate_content) >= TOKEN_OVERLAP_MIN and same_claim(
+            content, candidate_content
+        ):
             return document_id
     return None
