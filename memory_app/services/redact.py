@@ -38,6 +38,8 @@ from memory_app.services.events import event_record
 MARKER = "[redacted]"
 # What a path holds instead: a path's letters cannot spell MARKER.
 PATH_MARKER = "redacted"
+# Keys of event payloads that hold a document path.
+PATH_KEYS = ("path", "target_path")
 _VERSION_TEXT = ("title", "recall_hint", "content", "reason", "metadata")
 _HEAD_TEXT = ("title", "recall_hint", "content", "tags", "entities")
 _ITEM_TEXT = ("proposed_title", "proposed_content", "rationale", "decision_note")
@@ -135,18 +137,35 @@ def _path_free(store_id: int, stem: str, document_id=None) -> str:
 
 def _path_move(document: MemoryDocument, path: str, text: str) -> None:
     """Move the locked document to `path`, and out of the paths its review
-    items target: the proposal to promote it targets its path elsewhere."""
-    old = document.path
+    items target (the proposal to promote it targets its path elsewhere);
+    its events' paths follow, so none names the old path or one no
+    document can have."""
+    moved = {document.path: path}
     for item in _related_items(document).filter(target_path__contains=text.lower()):
-        if (item.target_store_id, item.target_path) == (document.store_id, old):
+        if (item.target_store_id, item.target_path) == (document.store_id, document.path):
             target = path
         else:
             target = _path_free(item.target_store_id, _path_scrub(item.target_path, text))
+        moved[item.target_path] = target
         DreamReviewItem.objects.filter(pk=item.pk).update(target_path=target)
-    for event in MemoryEvent.objects.filter(document=document, payload__path=old).only("payload"):
-        MemoryEvent.objects.filter(pk=event.pk).update(payload={**event.payload, "path": path})
+    for event in MemoryEvent.objects.filter(document=document).only("payload"):
+        payload = _paths_moved(event.payload, moved, text)
+        if payload != event.payload:
+            MemoryEvent.objects.filter(pk=event.pk).update(payload=payload)
     MemoryDocument.objects.filter(pk=document.pk).update(path=path)
     document.path = path
+
+
+def _paths_moved(payload, moved: dict[str, str], text: str):
+    """`payload` with each path that held `text` replaced by where it went."""
+    if not isinstance(payload, dict):
+        return payload
+    return {
+        key: moved.get(value) or _path_scrub(value, text)
+        if key in PATH_KEYS and isinstance(value, str) and _in_path(text, value)
+        else value
+        for key, value in payload.items()
+    }
 
 
 def _check_text(text: str) -> None:
@@ -294,9 +313,11 @@ def _redact_locked(
     if not versions and path is None:
         return [], 0
     chain_resign(locked)
-    _related_scrub(locked, text)
+    # Paths first: they hold the text in lower case, which the scrub below
+    # would not find, and what it left would be no path at all.
     if path is not None:
         _path_move(locked, path, text)
+    _related_scrub(locked, text)
     fields = {name: _scrub(getattr(locked, name), text) for name in _HEAD_TEXT}
     # Always a new version, even when only old versions held the text: the
     # chain's record of who redacted, when and where.

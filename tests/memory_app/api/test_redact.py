@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from memory_app.actors import actor_for
 from memory_app.models import MemoryDocument, MemoryEvent
+from memory_app.paths import path_error
 from memory_app.services.curate import document_rollback
 from memory_app.services.delete import memory_delete_request
 from memory_app.services.documents import embedding_for, head_update
@@ -356,3 +357,29 @@ def test_a_redaction_of_a_long_history_names_its_versions_within_a_reason(review
     reason = document.versions.order_by("-version").first().reason
     assert reason.startswith("Redacted 121 occurrence(s) in version(s) 1, 3, 5, ")
     assert reason.endswith(", 199 and 21 more.") and len(reason) < 2000
+
+
+@pytest.mark.parametrize("token", ["zq8secret77", "ZQ8SECRET77"])
+def test_events_name_the_moved_paths_whatever_the_case_of_the_text(reviewer, tools, token):
+    WorkspaceStoreFactory(slug="workspace_runbooks")
+    draft = tools.ok(
+        "memory_remember",
+        {"store": "conversation", "path": "keys/zq8secret77", "content": f"Key {token} rotates."},
+        status=201,
+    )
+    tools.ok(
+        "memory_propose_promotion",
+        {"id": draft["id"], "target_store": "workspace_runbooks", "rationale": "Seen twice."},
+        status=202,
+    )
+    document = MemoryDocument.objects.get(pk=draft["id"])
+    assert _redact(reviewer, document, {"text": token}).status_code == 200
+    assert _tables_holding("zq8secret77") == _tables_holding("ZQ8SECRET77") == []
+    paths = {
+        (key, event.payload[key])
+        for event in MemoryEvent.objects.filter(document=document)
+        for key in ("path", "target_path")
+        if key in event.payload
+    }
+    assert paths >= {("path", "keys/redacted"), ("target_path", "keys/redacted")}
+    assert all(path_error(path) is None for _, path in paths)
