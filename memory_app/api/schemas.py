@@ -120,8 +120,8 @@ RecallHint = Annotated[
 ]
 Tags = Annotated[list[Tag], Field(max_length=20)]
 Importance = Annotated[int, Field(ge=0, le=10)]
-# The date and time of an ISO 8601 moment, as it begins.
-_ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
+# An ISO 8601 moment as it begins: a date, alone (its midnight) or with a time.
+_ISO_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[Tt ]|$)")
 _MOMENT = TypeAdapter(datetime)
 
 
@@ -138,7 +138,9 @@ def _iso_8601(value: object) -> object:
             "datetime_parsing", "An ISO 8601 date and time, such as 2026-01-31T12:00:00Z."
         )
     try:
-        return _MOMENT.validate_strings(value, strict=True)
+        # Lax reads a date alone as its midnight; the pattern has already
+        # refused every other form lax mode would take.
+        return _MOMENT.validate_strings(value, strict=len(value) > len("YYYY-MM-DD"))
     except ValidationError as error:
         reason = error.errors(include_url=False)[0]["msg"]
         raise PydanticCustomError("datetime_parsing", "{reason}", {"reason": reason}) from None

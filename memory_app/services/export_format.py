@@ -191,7 +191,8 @@ class VersionLine(_Line):
     author_name: Username
     on_behalf_of: Username | None
     run_id: RunId
-    reason: Note
+    # The app writes a proposal's rationale as its approved version's reason.
+    reason: Content
     scanner_version: Annotated[str, Field(max_length=40)]
     findings: list[dict]
     created_at: Moment

@@ -180,7 +180,7 @@ def test_imported_versions_carry_the_imports_scan_not_the_files(drafts, tmp_path
     [
         ("run_id", "run\n9", "versions.1.run_id: Value error, a run id is 1 to 200 letters"),
         ("run_id", "r" * 201, "versions.1.run_id: Value error, a run id is 1 to 200 letters"),
-        ("reason", "x" * 5_000_000, "versions.1.reason: String should have at most 2000"),
+        ("reason", "x" * 5_000_000, "versions.1.reason: Value error, 5000000 characters;"),
         ("author_name", "ali\nce", "versions.1.author_name: Value error, Control character U+000A"),
         ("content", "y" * 20_001, "versions.1.content: Value error, 20001 characters; the limit"),
     ],
@@ -193,6 +193,18 @@ def test_an_import_refuses_a_version_field_beyond_the_apis_limits(
     line["versions"][-1][field] = value
     wipe_memory()
     assert f"line {number}: {said}" in import_refused(write_rows(tmp_path / "in.jsonl", rows))
+
+
+def test_a_version_reason_as_long_as_a_rationale_imports(drafts, tmp_path):
+    """An approval without a note keeps the proposal's rationale as its
+    version's reason, and rationales run longer than notes."""
+    rows = export_rows()
+    _, line = _document(rows)
+    line["versions"][-1]["reason"] = "Seen in every incident. " * 200
+    resign(line)
+    wipe_memory()
+    call_command("memory_import", write_rows(tmp_path / "in.jsonl", rows), stdout=io.StringIO())
+    assert MemoryVersion.objects.filter(reason__startswith="Seen in every").count() == 1
 
 
 def test_an_import_refuses_a_review_note_beyond_the_apis_limit(drafts, tmp_path):

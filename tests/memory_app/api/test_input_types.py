@@ -118,11 +118,18 @@ def test_a_conversation_id_of_the_longest_allowed_length_is_written(caller_for, 
 ISO_8601 = ["An ISO 8601 date and time, such as 2026-01-31T12:00:00Z."]
 
 
-@pytest.mark.parametrize("sent", ["0", "-1", "1893456000", "20260101", "1.5", "2026-01-01"])
+@pytest.mark.parametrize("sent", ["0", "-1", "1893456000", "20260101", "1.5", "2026-01"])
 def test_an_expiry_that_is_not_an_iso_8601_moment_is_refused(tools, sent):
     response = tools("memory_remember", remember_body(path="exp/epoch", expires_at=sent))
     assert _refused(response, "expires_at") == ISO_8601
     assert not MemoryDocument.objects.filter(path="exp/epoch").exists()
+
+
+def test_an_expiry_of_a_date_alone_is_its_midnight_in_utc(tools):
+    written = tools.ok(
+        "memory_remember", remember_body(path="exp/date", expires_at="2031-01-31"), status=201
+    )
+    assert tools.ok("memory_read", {"id": written["id"]})["expires_at"] == "2031-01-31T00:00:00Z"
 
 
 def test_a_patch_may_not_set_an_expiry_in_unix_seconds(tools):
