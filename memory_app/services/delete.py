@@ -32,8 +32,8 @@ def memory_delete_request(
     deciding human, so it is scanned under the document's store rules.
     """
     check_can_write(actor)
-    check_document_writable(document.state)
     with recording_refusals(actor, tool="memory_delete", document_id=str(document.pk)):
+        check_document_writable(document.state)
         scan_for_store({"reason": reason}, document.store)
     item, created = review_item_open(
         actor=actor,

@@ -44,6 +44,16 @@ def test_the_owner_confirms_and_the_document_is_tombstoned_with_a_version(owner,
     assert MemoryEvent.objects.filter(type="memory.document.tombstoned").exists()
 
 
+def test_asking_to_delete_a_tombstoned_document_is_a_recorded_denial(caller_for, owner, requested):
+    document, item = requested
+    deletion_decide(user=owner, item=item, confirm=True)
+    response = caller_for(owner)("memory_delete", {"id": document["id"]})
+    assert response.status_code == 403
+    assert response.json()["event"] == "memory.policy.denied"
+    denied = MemoryEvent.objects.get(type="memory.policy.denied")
+    assert denied.payload["reason"] == response.json()["reason"]
+
+
 def test_declining_keeps_the_document(owner, requested):
     document, item = requested
     deletion_decide(user=owner, item=item, confirm=False, note="still useful")
