@@ -5,7 +5,9 @@
 
 Loads N documents (real embeddings) into one conversation store, then
 calls the memory_mark_used service with five documents drawn at random per
-call, as an agent marks the memories a turn used. Prints the call's
+call, as an agent marks the memories a turn used. Each call's documents
+are first recorded as injected into the run (usage rows, as
+memory_context writes them), since only what a run was given counts. Prints the call's
 latency and that of its UPDATE of the documents' counts alone, how many
 of the row updates were heap-only (HOT: the new row version stayed on its
 page, so no index got an entry) and how the table and its HNSW index
@@ -46,7 +48,7 @@ def main() -> None:
     from django.db import connection
 
     from memory_app.actors import Actor
-    from memory_app.models import MemoryDocument
+    from memory_app.models import MemoryDocument, MemoryUsage
     from memory_app.services.context import memory_mark_used
     from memory_app.services.conversations import conversation_open
     from memory_app.services.principals import principal_upsert
@@ -70,7 +72,26 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE memory_app_memorydocument")
         before = sizes(cursor)
-    samples, counted = [], []
+    calls = [rng.sample(ids, CALL_SIZE) for _ in range(args.calls)]
+
+    def injected(chosen: list[str]) -> None:
+        """The turn's usage rows, as memory_context records them."""
+        MemoryUsage.objects.bulk_create(
+            MemoryUsage(
+                run_id=actor.run_id,
+                conversation=conversation,
+                principal=agent,
+                document_id=pk,
+                version=1,
+                rank=rank,
+                score=0.5,
+                block="untrusted",
+                tokens=40,
+            )
+            for rank, pk in enumerate(chosen, start=1)
+        )
+
+    samples, counted, updated = [], [], 0
 
     def timing_updates(execute, sql, params, many, context):
         started = time.perf_counter()
@@ -81,10 +102,10 @@ def main() -> None:
                 counted.append((time.perf_counter() - started) * 1000)
 
     with connection.execute_wrapper(timing_updates):
-        for _ in range(args.calls):
-            chosen = rng.sample(ids, CALL_SIZE)
+        for chosen in calls:
+            injected(chosen)
             started = time.perf_counter()
-            memory_mark_used(actor=actor, ids=chosen)
+            updated += memory_mark_used(actor=actor, ids=chosen)
             samples.append((time.perf_counter() - started) * 1000)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_stat_force_next_flush()")
@@ -96,6 +117,7 @@ def main() -> None:
         updates, hot = cursor.fetchone()
         after = sizes(cursor)
     print(f"memory_mark_used of {CALL_SIZE}, {args.calls} calls: {percentiles(samples)}")
+    print(f"documents counted: {updated} of {CALL_SIZE * args.calls} named")
     print(f"its UPDATE of the documents' counts: {percentiles(counted)}")
     print(f"row updates: {updates}, heap-only: {hot} ({hot / max(updates, 1):.1%})")
     print(

@@ -1,12 +1,14 @@
 """Building the memory context block of one model turn (DESIGN §4).
 
 Always-inject documents come first (capped, in a stable order, within their
-own share of the budget); then the re-ranked hits, reviewed ones into the
-trusted `<memory_context>` block and agent drafts into a separate
-`<untrusted_memory_candidates>` block, each framed as advisory. Everything
-stored is escaped, so a memory cannot close or forge a block tag. The whole
-text is counted with a real tokenizer and never exceeds the budget; a
-document that only partly fits is cut at a word boundary.
+own share of the budget); then the re-ranked hits, among them any pin the
+cap or that share left out: a pin loses its guaranteed place, never its
+chance to be retrieved. Reviewed hits go into the trusted `<memory_context>`
+block and agent drafts into a separate `<untrusted_memory_candidates>`
+block, each framed as advisory. Everything stored is escaped, so a memory
+cannot close or forge a block tag. The whole text is counted with a real
+tokenizer and never exceeds the budget; a document that only partly fits is
+cut at a word boundary.
 """
 
 import functools
@@ -19,10 +21,12 @@ from memory_app.access import store_ref
 from memory_app.actors import Actor
 from memory_app.models import TRUST_WEIGHT, DocState, MemoryDocument, Scope
 from memory_app.selectors.search import (
+    FUSION,
     OVERFETCH,
     Scored,
     context_stores,
     hybrid_candidates,
+    kept,
     rerank,
     searchable_documents,
 )
@@ -32,6 +36,7 @@ TRUSTED_MIN_WEIGHT = 0.8
 ALWAYS_BUDGET_SHARE = 0.4
 MIN_PARTIAL_TOKENS = 24
 TRUNCATION_MARK = " …[truncated]"
+PLACED = ("injected", "truncated")
 
 TRUSTED_OPEN = (
     "<memory_context>\n"
@@ -185,8 +190,8 @@ def build_context(*, actor: Actor, message: str, max_docs: int, token_budget: in
         (c.document for c in pinned_scores.values()),
         key=lambda d: (_SCOPE_ORDER[d.store.scope], d.store.slug, d.path),
     )
-    pinned_ids = set(pinned_scores)
     candidates: list[Scored] = rerank([c for c in found if c.sources], message, "hybrid")
+    hit_ids = {c.document.pk for c in candidates if _relevant(c)}
     trace: list[dict] = []
     entries: list[Entry] = []
     used = 0
@@ -208,9 +213,12 @@ def build_context(*, actor: Actor, message: str, max_docs: int, token_budget: in
         scored = pinned_scores[document.pk]
         entry = Entry(document, "always", scored.score, scored.components)
         outcome = "over_always_cap" if index >= cap else try_add(entry, always_limit)
-        trace.append(_trace_row(entry, outcome, actor))
+        if outcome in PLACED or document.pk not in hit_ids:
+            # A pin left out of the block that is also a hit is traced as one.
+            trace.append(_trace_row(entry, outcome, actor))
 
-    retrieved = [c for c in candidates if c.document.pk not in pinned_ids]
+    competing = hit_ids - {e.document.pk for e in entries}
+    retrieved = [c for c in candidates if c.document.pk in competing]
     for index, candidate in enumerate(retrieved):
         entry = Entry(candidate.document, "trusted", candidate.score, candidate.components)
         entry.block = "trusted" if entry.trusted else "untrusted"
@@ -225,6 +233,25 @@ def build_context(*, actor: Actor, message: str, max_docs: int, token_budget: in
         tokens = _assembled_tokens(entries)
     ordered = _ordered(entries)
     return BuiltContext(text=_assemble(ordered), tokens=tokens, entries=ordered, trace=trace)
+
+
+def _relevant(candidate: Scored) -> bool:
+    """Whether a candidate counts as a hit on its own merits.
+
+    Search keeps every pinned document whatever its relevance, since the
+    always block takes it regardless; one the block has no room for must
+    clear the same floor as any other hit to compete for a place.
+    """
+    if not candidate.pinned:
+        return True
+    return kept(
+        candidate.sources,
+        candidate.semantic,
+        candidate.coverage,
+        candidate.identifier,
+        timely=candidate.timely,
+        floor=FUSION.floor,
+    )
 
 
 def _ordered(entries: list[Entry]) -> list[Entry]:

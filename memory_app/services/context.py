@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from memory_app.access import documents_readable, store_ref
+from memory_app.access import documents_readable, live_q, store_ref
 from memory_app.actors import Actor
 from memory_app.hashing import sha256_text
 from memory_app.models import MemoryDocument, MemoryUsage
@@ -82,20 +82,37 @@ def memory_context_load(
 
 @transaction.atomic
 def memory_mark_used(*, actor: Actor, ids: Sequence[str]) -> int:
-    """Count a use of each readable document; mark this run's usage rows as hits.
+    """Count a use of each named document this turn's run was given.
 
-    Ids the actor may not read are ignored rather than reported, so the
-    answer reveals nothing about them. Returns how many documents counted.
+    Permission: read memory (checked by the caller). A document counts
+    once per injection: its usage rows of this run (of this conversation
+    when the call names no run) that are not yet hits become hits, and
+    each document with such a row gets one more `hit_count` and a fresh
+    `last_used_at`. A repeat, an id never injected into the run, or a
+    document tombstoned or expired since counts nothing: these figures
+    decide what compaction keeps and rotates. Ids the actor may not read
+    are ignored rather than reported, so the answer reveals nothing about
+    them. Three statements whatever the number of ids. Returns how many
+    documents counted.
     """
-    documents = documents_readable(actor.user).filter(pk__in=list(ids))
-    document_ids = list(documents.values_list("pk", flat=True))
-    if not document_ids:
+    rows = list(_unmarked_usages(actor, ids).select_for_update().values_list("pk", "document_id"))
+    if not rows:
         return 0
-    now = timezone.now()
+    MemoryUsage.objects.filter(pk__in=[pk for pk, _ in rows]).update(hit=True)
+    document_ids = {document_id for _, document_id in rows}
     MemoryDocument.objects.filter(pk__in=document_ids).update(
-        hit_count=F("hit_count") + 1, last_used_at=now
+        hit_count=F("hit_count") + 1, last_used_at=timezone.now()
     )
-    usages = MemoryUsage.objects.filter(document_id__in=document_ids, principal=actor.user)
-    if actor.run_id:
-        usages.filter(run_id=actor.run_id).update(hit=True)
     return len(document_ids)
+
+
+def _unmarked_usages(actor: Actor, ids: Sequence[str]) -> QuerySet[MemoryUsage]:
+    """The not-yet-hit injections into the actor's run of the named documents
+    it may still read and that are still served (live, unexpired)."""
+    documents = documents_readable(actor.user).filter(live_q(), pk__in=list(ids))
+    usages = MemoryUsage.objects.filter(
+        principal=actor.user, hit=False, document_id__in=documents.values("pk")
+    )
+    if actor.run_id:
+        return usages.filter(run_id=actor.run_id)
+    return usages.filter(run_id="", conversation=actor.conversation)

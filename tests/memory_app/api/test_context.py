@@ -273,8 +273,12 @@ def test_a_counted_use_stays_on_its_page(tools, runbooks):
         )
         first_page = [row[0] for row in cursor.fetchall()]
     assert 1 < len(first_page) < len(documents)
+    # Only a use of what the turn was given counts.
+    body = tools.ok("memory_context", {"message": MESSAGE, "max_docs": 12})
+    injected = {d["id"] for d in body["documents"]}
+    used = next(str(pk) for pk in first_page if str(pk) in injected)
     updates, hot = _document_updates()
-    assert tools.ok("memory_mark_used", {"ids": [str(first_page[0])]}) == {"updated": 1}
+    assert tools.ok("memory_mark_used", {"ids": [used]}) == {"updated": 1}
     # A heap-only update: no index of the table (the HNSW graph among them)
     # gets an entry for the counted use.
     assert _document_updates() == (updates + 1, hot + 1)
