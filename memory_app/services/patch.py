@@ -94,7 +94,7 @@ def memory_patch(
     sha. Policy and scanner as for memory_remember. Content left empty (or
     blank) is refused with 400, as a write of empty content is; a patch that
     changes nothing writes no version. The outcome is always "updated".
-    Emits `memory.document.written`.
+    Emits `memory.document.written` when it wrote a version.
     """
     metadata = dict(metadata or {})
     store = document.store
@@ -129,7 +129,7 @@ def memory_patch(
                 judged = _judge(locked, new_content, metadata)
             kept_refs = head.refs
             new_refs = list(metadata.get("source_refs", kept_refs))
-            head_update(
+            changed = head_update(
                 locked,
                 change=ChangeKind.PATCH,
                 author=actor.agent,
@@ -146,17 +146,18 @@ def memory_patch(
             # "updated" even when nothing changed (API.md): the version and
             # sha tell whether a new version was written.
             result = WriteResult(locked, "updated")
-            event_record(
-                "memory.document.written",
-                actor=actor,
-                document=locked,
-                payload={
-                    "tool": "memory_patch",
-                    "outcome": result.outcome,
-                    "path": locked.path,
-                    "version": locked.version,
-                },
-            )
+            if changed:
+                event_record(
+                    "memory.document.written",
+                    actor=actor,
+                    document=locked,
+                    payload={
+                        "tool": "memory_patch",
+                        "outcome": result.outcome,
+                        "path": locked.path,
+                        "version": locked.version,
+                    },
+                )
     return result
 
 

@@ -108,7 +108,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     (422 write_blocked, recorded) and deduplicated against the store. Writes
     a version with source refs in one transaction; agent writes are
     `agent_draft`. Optional fields not sent keep the updated document's
-    values. Emits `memory.document.written`.
+    values. Emits `memory.document.written` unless the outcome is "unchanged".
     """
     path = data.path or path_from_title(data.effective_title)
     check_sizes(content=data.content, path=path)
@@ -156,18 +156,21 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
         result = _write(actor, store, path, data, Embedded(embedded, vector), version_kwargs, found)
         if result.document.embedding is None:
             _embed_later(result.document)
-        event_record(
-            "memory.document.written",
-            actor=actor,
-            document=result.document,
-            payload={
-                "tool": "memory_remember",
-                "outcome": result.outcome,
-                "store": data.store,
-                "path": result.document.path,
-                "version": result.document.version,
-            },
-        )
+        # An unchanged write wrote nothing: no event, so it claims no
+        # conversation either (conversation_claim reads kept writes from them).
+        if result.outcome != "unchanged":
+            event_record(
+                "memory.document.written",
+                actor=actor,
+                document=result.document,
+                payload={
+                    "tool": "memory_remember",
+                    "outcome": result.outcome,
+                    "store": data.store,
+                    "path": result.document.path,
+                    "version": result.document.version,
+                },
+            )
     return result
 
 

@@ -88,6 +88,37 @@ def test_a_service_account_without_its_run_claims_nothing(caller_for, alice):
     _assert_alice_claims_it(caller_for, alice)
 
 
+def test_writes_that_keep_nothing_claim_nothing(caller_for, alice, bob):
+    mine = caller_for(bob)
+    kept = mine.ok(
+        "memory_remember",
+        {
+            "store": "user",
+            "path": "prefs/lang",
+            "content": "Answers in English.",
+            "doc_type": "user_preference",
+        },
+        status=201,
+    )
+    again = caller_for(bob, conversation="c1").ok(
+        "memory_remember",
+        {
+            "store": "user",
+            "path": "prefs/lang",
+            "content": "Answers in English.",
+            "doc_type": "user_preference",
+        },
+    )
+    assert again["outcome"] == "unchanged"
+    patched = caller_for(bob, conversation="c1").ok(
+        "memory_patch",
+        {"id": kept["id"], "expected_sha256": kept["sha256"], "content": "Answers in English."},
+    )
+    assert patched["version"] == kept["version"]
+    assert not Conversation.objects.filter(external_id="c1").exists()
+    _assert_alice_claims_it(caller_for, alice)
+
+
 @pytest.mark.parametrize("messages", [CHATTY, ONLY_A_SECRET], ids=["chatty", "all-blocked"])
 def test_a_capture_that_keeps_nothing_claims_nothing(caller_for, alice, bob, messages):
     body = caller_for(bob, conversation="c1").ok("memory_capture", {"messages": messages})
