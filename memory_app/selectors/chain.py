@@ -50,9 +50,14 @@ class ChainStatus:
     retired_keys: int = 0
 
 
-def version_chain_verify(document: MemoryDocument) -> ChainStatus:
+def version_chain_verify(document: MemoryDocument, *, records: bool = True) -> ChainStatus:
     """Recompute every link of the document's history, oldest first, then
     compare the head with the last version.
+
+    Links sign each version's record (hashing.record_sha256); `records=False`
+    checks them as they were signed before, for `memory_verify --rekey` to
+    sign such a history again in full (one migration 0019 could not, its
+    key then missing from the keyring).
 
     A link signed by a key not in the keyring is broken: without the key
     nobody can tell a forged link from a real one. A head that is not what
@@ -88,7 +93,7 @@ def version_chain_verify(document: MemoryDocument) -> ChainStatus:
             content_sha256=row.sha256,
             author_name=row.author_name,
             created_at=row.created_at,
-            record_sha256=row_record_sha256(row),
+            record_sha256=row_record_sha256(row) if records else None,
         )
         if expected != row.chain_sha256:
             return ChainStatus(False, count, row.version, "chain hash does not match")

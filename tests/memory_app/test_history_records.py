@@ -2,8 +2,10 @@
 other fields, source refs) is signed with its link: rewriting it with only a
 database credential, in the version and its head alike, shows."""
 
+import io
+
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
@@ -132,3 +134,21 @@ def test_the_migration_runs_backwards_and_forwards_on_stored_histories(draft):
     assert version_chain_verify(draft).problem == "chain hash does not match"
     call_command("migrate", "memory_app", verbosity=0)
     assert version_chain_verify(draft).intact
+
+
+def test_rekey_signs_a_history_signed_before_records_in_full(draft):
+    """One the migration left, its key then missing from the keyring."""
+    _sign_without_records(draft)
+    out = io.StringIO()
+    call_command("memory_verify", "--rekey", stdout=out)
+    assert "1 documents re-signed" in out.getvalue()
+    assert version_chain_verify(draft).intact
+
+
+def test_rekey_leaves_a_forged_history_broken(draft):
+    _sign_without_records(draft)
+    with history_rewrite():
+        MemoryVersion.objects.filter(document=draft, version=1).update(content="forged")
+    with pytest.raises(CommandError, match=r"^1 of \d+ documents have a broken history"):
+        call_command("memory_verify", "--rekey", stdout=io.StringIO(), stderr=io.StringIO())
+    assert version_chain_verify(draft).problem == "content does not match its hash"

@@ -27,7 +27,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rekey",
             action="store_true",
-            help="Re-sign intact histories still signed by a retired key (after a rotation).",
+            help=(
+                "Re-sign intact histories still signed by a retired key (after a rotation), "
+                "and those signed before links held each version's record."
+            ),
         )
 
     def handle(self, *args, **options):
@@ -50,7 +53,9 @@ class Command(BaseCommand):
                 # The head was read before its history: a write that landed
                 # in between is no tampering. Read both again.
                 status = version_chain_verify(documents.get(pk=document.pk))
-            if not status.intact:
+            if not status.intact and options["rekey"] and self._rekey(document, records=False):
+                rekeyed += 1
+            elif not status.intact:
                 broken.append(f"{document}: version {status.broken_at}: {status.problem}")
             elif options["rekey"] and status.retired_keys:
                 rekeyed += self._rekey(document)
@@ -69,11 +74,13 @@ class Command(BaseCommand):
         )
 
     @staticmethod
-    def _rekey(document: MemoryDocument) -> int:
-        """Re-sign one history, verified again under its lock (a write may have landed)."""
+    def _rekey(document: MemoryDocument, *, records: bool = True) -> int:
+        """Re-sign one history, verified again under its lock (a write may
+        have landed). `records=False`: one whose links were signed before
+        they held each version's record, signed again in full."""
         with transaction.atomic():
             locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
-            if not version_chain_verify(locked).intact:
+            if not version_chain_verify(locked, records=records).intact:
                 return 0
             chain_resign(locked)
         return 1
