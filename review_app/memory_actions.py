@@ -91,8 +91,7 @@ def memory_action(
         if action in ("pin", "unpin"):
             document_always_inject_set(user=user, document=document, value=action == "pin")
         else:
-            document_state_set(
-                user=user, document=document, tombstoned=action == "tombstone", reason="page"
-            )
+            # Cards ask no reason: the history records none rather than a made-up one.
+            document_state_set(user=user, document=document, tombstoned=action == "tombstone")
         messages.success(request, DONE[action])
     return redirect(back_url)

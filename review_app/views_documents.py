@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -207,7 +207,7 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
     """Rollback, pin/unpin, tombstone/restore: one form, one action each;
     tombstoning asks first."""
     document = _document(request, document_id)
-    form = CurateForm(request.POST)
+    form = CurateForm(_curate_fields(request.POST))
     if not form.is_valid():
         # Drawn again with the reason as typed (a credential taken out): forms never lose work.
         refused = _refused_form(request, form, "reason", "reason_error")
@@ -249,6 +249,18 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
             )
             messages.success(request, DONE[action])
     return redirect("review:document", document_id=document.pk)
+
+
+def _curate_fields(posted: QueryDict) -> QueryDict:
+    """The curate form's fields. A rollback button of the history submits the
+    curate form with its version as its value, so the reason typed above goes
+    with it; it stands for `action=rollback` and `version`."""
+    version = posted.get("rollback")
+    if version is None:
+        return posted
+    fields = posted.copy()
+    fields["action"], fields["version"] = "rollback", version
+    return fields
 
 
 DONE = {

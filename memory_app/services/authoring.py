@@ -10,6 +10,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
+from memory_app.access import store_ref
 from memory_app.actors import actor_for
 from memory_app.errors import InvalidInput, PermissionDenied
 from memory_app.models import ChangeKind, DocType, MemoryDocument, MemoryStore, Scope, Trust
@@ -116,7 +117,7 @@ def memory_author(
         "memory.document.written",
         principal=user,
         document=document,
-        payload={"via": "page", "store": store.slug, "path": path, "outcome": "created"},
+        payload={"via": "page", "store": store_ref(store), "path": path, "outcome": "created"},
     )
     return document
 
