@@ -8,11 +8,18 @@ state values, and two notes about different incidents may well say the same.
 import re
 
 _FIGURE = re.compile(r"(?<![\w-])\d+(?:[.,:]\d+)*(?!\w)(?!-\d)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|must not|avoid|stop)\b", re.I)
 
 
 def figures(text: str) -> set[str]:
-    return set(_FIGURE.findall(text))
+    """The text's figures, thousands separators dropped ("1,000" is 1000)."""
+    return set(_FIGURE.findall(without_thousands(text)))
+
+
+def without_thousands(text: str) -> str:
+    """`text` with the commas that group a number's thousands taken out."""
+    return _THOUSANDS.sub("", text)
 
 
 def negated(text: str) -> bool:

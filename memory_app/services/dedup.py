@@ -12,8 +12,9 @@ Both gates still pass when one word of a long sentence changes ("enabled"
 overlap of seven-odd words survives a swap and the embedding barely tells
 numbers or negations apart. So a pair is also held apart by its shape:
 different figures, a negation on one side only, or a word replaced by
-another that is not a misspelling of it. Added words, reordering,
-punctuation and typo fixes still merge.
+another that is not a misspelling or another form of it. Added words,
+reordering, punctuation, typo fixes and a number's thousands separator
+still merge.
 """
 
 import re
@@ -23,7 +24,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from memory_app.dreams.claims import conflicting_figures, negated
+from memory_app.dreams.claims import conflicting_figures, negated, without_thousands
 from memory_app.embeddings import get_backend, vector_literal
 from memory_app.models import DocState, MemoryStore, Trust
 from memory_app.selectors.candidates import TABLE
@@ -32,16 +33,30 @@ COSINE_MIN = 0.92
 TOKEN_OVERLAP_MIN = 0.7
 CANDIDATES = 5
 # A misspelling is a word of 4+ letters at most one letter longer or
-# shorter and this similar ("recieve" → "receive" is 0.86); "allowed" →
-# "disallowed" and short words ("eu" → "us") are never typos.
+# shorter and this similar ("recieve" → "receive" is 0.86), or two letters
+# swapped ("teh" → "the"); "allowed" → "disallowed" and other short words
+# ("eu" → "us") are never typos.
 TYPO_MIN_LENGTH = 4
 TYPO_RATIO_MIN = 0.8
+# Endings of one word's forms ("use"/"uses", "giving"/"gives"): a stem
+# kept whole is the same word, not a value replaced.
+_ENDINGS = ("ing", "es", "ed", "s", "d")
+# Words that carry grammar, not a value: adding or dropping one ("before
+# giving up" → "before it gives up") replaces nothing.
+_GRAMMAR = frozenset(
+    (
+        *("a", "an", "the", "it", "its", "is", "are", "was", "were", "be", "been"),
+        *("has", "have", "had", "will", "would", "can", "could", "to", "of", "in"),
+        *("on", "at", "by", "for", "from", "with", "as", "and", "or", "but"),
+        *("that", "this", "these", "those"),
+    )
+)
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def _tokens(text: str) -> set[str]:
-    return set(_TOKEN.findall(text.lower()))
+    return set(_TOKEN.findall(without_thousands(text).lower()))
 
 
 def token_overlap(a: str, b: str) -> float:
@@ -53,15 +68,38 @@ def token_overlap(a: str, b: str) -> float:
 
 
 def is_typo_of(word: str, other: str) -> bool:
-    """Whether two different words are one word spelt two ways.
+    """Whether two different words are one word spelt two ways, or two
+    forms of one word.
 
     Numbers are values, never misspellings ("15" → "16", "4411" → "4412").
     """
-    if min(len(word), len(other)) < TYPO_MIN_LENGTH or abs(len(word) - len(other)) > 1:
-        return False
     if any(char.isdigit() for char in word + other):
         return False
+    if _stem(word) == _stem(other) or _swapped(word, other):
+        return True
+    if min(len(word), len(other)) < TYPO_MIN_LENGTH or abs(len(word) - len(other)) > 1:
+        return False
     return SequenceMatcher(None, word, other).ratio() >= TYPO_RATIO_MIN
+
+
+def _stem(word: str) -> str:
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _swapped(word: str, other: str) -> bool:
+    """Two neighbouring letters swapped: "teh" → "the"."""
+    if len(word) != len(other) or len(word) < 3:
+        return False
+    differ = [n for n, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
+    return (
+        len(differ) == 2
+        and differ[1] == differ[0] + 1
+        and word[differ[0]] == other[differ[1]]
+        and word[differ[1]] == other[differ[0]]
+    )
 
 
 def _unmatched(words: set[str], others: set[str]) -> set[str]:
@@ -72,11 +110,14 @@ def replaces_a_word(a: str, b: str) -> bool:
     """Whether each text has a word the other lacks that no typo fix explains.
 
     One text merely adding words to the other is not a replacement; nor is
-    a misspelling corrected.
+    a misspelling corrected, another form of a word ("use" → "uses"), or a
+    grammar word added or dropped ("the", "it").
     """
     left, right = _tokens(a), _tokens(b)
     only_left, only_right = left - right, right - left
-    return bool(_unmatched(only_left, only_right)) and bool(_unmatched(only_right, only_left))
+    return bool(_unmatched(only_left - _GRAMMAR, only_right)) and bool(
+        _unmatched(only_right - _GRAMMAR, only_left)
+    )
 
 
 def same_claim(a: str, b: str) -> bool:

@@ -86,6 +86,27 @@ SAME_CLAIMS = {
         "The ingress pods crash-loop after a config reload; rolling back the configmap fixed it.",
         "After a config reload the ingress pods crash-loop: rolling back the configmap fixed it.",
     ),
+    "letters swapped in a short word": (
+        "Use teh staging cluster for load tests",
+        "Use the staging cluster for load tests",
+    ),
+    "typo fixed and a clause added": (
+        "Connect to teh primary database via pgbouncer on port 6432 from every app server",
+        "Connect to the primary database via pgbouncer on port 6432 from every app server "
+        "and worker",
+    ),
+    "another form of a word": (
+        "The service use Redis for caching sessions",
+        "The service uses Redis for caching sessions",
+    ),
+    "grammar words": (
+        "The dispatcher retries failed webhooks three times before giving up",
+        "The dispatcher retries failed webhooks three times before it gives up",
+    ),
+    "thousands separator": (
+        "The public API rate limit is 1000 requests per minute",
+        "The public API rate limit is 1,000 requests per minute",
+    ),
 }
 
 
