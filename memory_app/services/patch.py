@@ -58,14 +58,16 @@ def _check_sha(document: MemoryDocument, expected_sha256: str) -> None:
         )
 
 
-def _check_fields_unmoved(
-    read: MemoryDocument, locked: MemoryDocument, metadata: Mapping[str, object]
-) -> None:
-    """409 when a field this patch sets was changed by another writer
-    between this call's read and its lock: of two writers racing on one
-    field exactly one wins, as for the content. Different fields merge."""
+def _check_fields_unmoved(read: MemoryDocument, locked: MemoryDocument, sent: dict) -> None:
+    """409 when a field this patch sets to a new value (`sent`, as the head
+    will hold it) was changed by another writer between this call's read
+    and its lock: of two writers racing on one field within their calls
+    exactly one wins, as for the content.
+    Different fields merge, and so does setting the value already there.
+    (`expected_sha256` is the content's hash: a patch read long before, of
+    metadata only, cannot be told from a fresh one.)"""
     if any(
-        getattr(read, name) != getattr(locked, name) for name in metadata if name != "source_refs"
+        getattr(read, name) != getattr(locked, name) != value for name, value in sent.items()
     ):
         raise Conflict(
             "Another writer changed the same fields; read it again and retry.",
@@ -123,7 +125,8 @@ def memory_patch(
                 # Another writer changed the metadata (or the state) since the
                 # document was read: what this patch keeps is what it left,
                 # unless both set one field (the later one would undo it).
-                _check_fields_unmoved(document, locked, metadata)
+                sent = {name: judged.fields[name] for name in metadata if name in judged.fields}
+                _check_fields_unmoved(document, locked, sent)
                 check_document_writable(locked.state)
                 check_agent_may_overwrite(locked)
                 judged = _judge(locked, new_content, metadata)

@@ -1,13 +1,16 @@
 """memory_patch: optimistic concurrency, edits, and racing writers."""
 
+from functools import partial
+
 import pytest
 
-from memory_app.actors import actor_for
-from memory_app.errors import PolicyDenied
+from memory_app.actors import Actor, actor_for
+from memory_app.errors import Conflict, PolicyDenied
 from memory_app.models import DreamReviewItem, MemoryDocument, MemoryVersion
 from memory_app.services.delete import deletion_decide
 from memory_app.services.patch import memory_patch
 from memory_app.services.redact import document_redact
+from memory_app.services.remember import RememberInput, memory_remember
 from tests.factories import UserFactory
 from tests.memory_app.api.conftest import race, remember_body
 
@@ -232,22 +235,42 @@ def test_a_patch_costs_a_fixed_number_of_statements(tools, note, django_assert_n
     assert body["version"] == 2
 
 
-@pytest.mark.django_db(transaction=True)
-def test_of_racing_patches_to_one_field_exactly_one_wins(caller_for):
-    agent = UserFactory(username="racer")
-    note = caller_for(agent).ok("memory_remember", remember_body(path="race"), status=201)
-    callers = [caller_for(agent) for _ in range(6)]
-    responses = race(
-        len(callers),
-        lambda n: callers[n](
-            "memory_patch",
-            {"id": note["id"], "expected_sha256": note["sha256"], "title": f"Title {n}"},
+def _read_then_changed(agent, **changed) -> tuple[MemoryDocument, str]:
+    """The document as a patch call read it, and its sha, just before
+    another writer's patch of `changed` landed."""
+    written = memory_remember(
+        actor=Actor(user=agent, agent=agent),
+        data=RememberInput(
+            store="user", path="prefs/race", content="In English.", doc_type="user_preference"
         ),
+    ).document
+    read = MemoryDocument.objects.get(pk=written.pk)
+    memory_patch(
+        actor=Actor(user=agent, agent=agent),
+        document=MemoryDocument.objects.get(pk=read.pk),
+        expected_sha256=read.content_sha256,
+        metadata=changed,
     )
-    statuses = sorted(response.status_code for response in responses)
-    document = caller_for(agent).ok("memory_read", {"id": note["id"]})
-    [won] = [n for n, response in enumerate(responses) if response.status_code == 200]
-    assert document["title"] == f"Title {won}" and document["version"] == 2
-    assert statuses == [200] + [409] * 5
-    refused = next(response.json() for response in responses if response.status_code == 409)
-    assert (refused["error"], refused["current_version"]) == ("conflict", 2)
+    return read, read.content_sha256
+
+
+@pytest.mark.parametrize(
+    ("sent", "refused"),
+    [({"title": "Mine"}, True), ({"tags": ["mine"]}, False), ({"title": "Theirs"}, False)],
+    ids=["same-field", "other-field", "same-value"],
+)
+def test_a_patch_racing_another_on_one_field_is_409_and_on_others_merges(sent, refused):
+    agent = UserFactory(username="racer")
+    read, sha = _read_then_changed(agent, title="Theirs")
+    patch = partial(
+        memory_patch, actor=Actor(user=agent, agent=agent), document=read, expected_sha256=sha
+    )
+    if refused:
+        with pytest.raises(Conflict) as conflict:
+            patch(metadata=sent)
+        assert conflict.value.extra["current_version"] == 2
+    else:
+        patch(metadata=sent)
+    head = MemoryDocument.objects.get(pk=read.pk)
+    assert head.title == "Theirs"
+    assert head.tags == (sent.get("tags") or [])
