@@ -179,8 +179,8 @@ def test_the_query_is_embedded_while_the_server_reads_its_terms(
     tools, runbooks, monkeypatch, spare
 ):
     """When the model runs on the query, PostgreSQL has already been sent the
-    text side's statement and its session is still busy with it, as another
-    session sees it: the two run at once instead of one after the other."""
+    text side's statement, as another session sees it: the server works on
+    it while the model runs (on a tiny table it may already be done)."""
     make_document(runbooks, path="kafka/lag", title="Kafka consumer lag", content=KAFKA)
     seen = []
     embed = search.embed_text
@@ -195,7 +195,8 @@ def test_the_query_is_embedded_while_the_server_reads_its_terms(
     body = tools.ok("memory_search", {"query": "kafka consumer lag"})
     assert _paths(body) == ["kafka/lag"]
     ((state, statement),) = seen
-    assert state == "active" and statement.startswith("EXECUTE memory_text_side_")
+    assert state in ("active", "idle in transaction")
+    assert statement.startswith("EXECUTE memory_text_side_")
 
 
 def test_every_connection_scans_filtered_vector_indexes_to_the_end(db):
