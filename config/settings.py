@@ -220,6 +220,8 @@ def _chain_key() -> str:
 
 
 MEMORY_CHAIN_KEY = _chain_key()
+# Generated into the data folder: fine for one host, not for several (checks.py).
+MEMORY_CHAIN_KEY_GENERATED = not env_str("MEMORY_CHAIN_KEY")
 # Keys that signed history before a rotation; they verify, never sign.
 MEMORY_CHAIN_RETIRED_KEYS = env_list("MEMORY_CHAIN_RETIRED_KEYS", [])
 if any(len(key) < 32 for key in MEMORY_CHAIN_RETIRED_KEYS):

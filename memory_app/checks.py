@@ -1,5 +1,6 @@
 """System checks that need the database (run by `migrate` and `check --database`)."""
 
+from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 from django.db import connections
 
@@ -55,3 +56,20 @@ def database_role_check(app_configs, databases=None, **kwargs) -> list[Warning]:
                 )
             )
     return warnings
+
+
+@register(Tags.security, deploy=True)
+def chain_key_check(app_configs, **kwargs) -> list[Warning]:
+    """A chain key generated into one host's data folder signs history no
+    other host can verify: production sets MEMORY_CHAIN_KEY everywhere."""
+    if not settings.MEMORY_CHAIN_KEY_GENERATED:
+        return []
+    return [
+        Warning(
+            "MEMORY_CHAIN_KEY is not set: the history chain is signed with a key "
+            "generated into this host's data folder.",
+            hint="Set MEMORY_CHAIN_KEY (32+ characters, from the secret store) to the same "
+            'value on every web and worker host (README, "Running in production").',
+            id="memory_app.W002",
+        )
+    ]

@@ -25,6 +25,7 @@ def _check_deploy(tmp_path, **environment) -> subprocess.CompletedProcess:
         "PATH": os.environ["PATH"],
         "MEMORY_DATA_DIR": str(tmp_path),
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "MEMORY_CHAIN_KEY": secrets.token_urlsafe(40),
         "DJANGO_ALLOWED_HOSTS": "memory.example.org",
         **environment,
     }
@@ -47,9 +48,9 @@ def test_the_documented_production_environment_passes_check_deploy(tmp_path):
 
 
 def test_without_it_check_deploy_names_what_is_missing(tmp_path):
-    result = _check_deploy(tmp_path)
+    result = _check_deploy(tmp_path, MEMORY_CHAIN_KEY="")
     assert result.returncode != 0
-    for warning in ("security.W004", "security.W008", "security.W012"):
+    for warning in ("security.W004", "security.W008", "security.W012", "memory_app.W002"):
         assert warning in result.stderr
 
 
