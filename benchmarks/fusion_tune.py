@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import setup_django
+from benchmarks.harness import command_line, setup_django
 
 LIMIT = 10
 TOP = 8
@@ -121,6 +121,7 @@ def report(title: str, gathered: dict, query_rows: list, fusion) -> None:
 
 
 def main() -> None:
+    command_line(__doc__).parse_args()
     setup_django()
     from benchmarks.eval.hard import ops_set, public_set, split
     from benchmarks.eval.run import load_hard

@@ -7,6 +7,7 @@ then stays there (server stopped, files kept) so a later run measures on it
 without loading again.
 """
 
+import argparse
 import atexit
 import logging
 import os
@@ -19,6 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def command_line(doc: str) -> argparse.ArgumentParser:
+    """A parser whose --help prints the script's docstring: a script that
+    takes no options still answers --help instead of running in full."""
+    return argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
 
 
 def setup_django(data_dir: Path | None = None) -> None:

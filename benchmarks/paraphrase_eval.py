@@ -24,6 +24,7 @@ django.setup()
 import numpy as np  # noqa: E402
 
 from benchmarks.eval.paraphrases import NEAR_TOPIC, PARAPHRASES  # noqa: E402
+from benchmarks.harness import command_line  # noqa: E402
 from memory_app.dreams.compact import PARAPHRASE_MIN, same_claim  # noqa: E402
 from memory_app.embeddings import document_text, get_backend  # noqa: E402
 from memory_app.services.dedup import COSINE_MIN, TOKEN_OVERLAP_MIN, token_overlap  # noqa: E402
@@ -43,6 +44,7 @@ def _scores(predicted: list[bool], labels: list[bool]) -> tuple[float, float]:
 
 
 def main() -> None:
+    command_line(__doc__).parse_args()
     pairs = [(a, b, True) for a, b in PARAPHRASES] + [(a, b, False) for a, b in NEAR_TOPIC]
     vectors = _vectors([t for a, b, _ in pairs for t in (a, b)])
     cosines = [float(vectors[a] @ vectors[b]) for a, b, _ in pairs]

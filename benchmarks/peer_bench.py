@@ -20,12 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import percentiles, setup_django
+from benchmarks.harness import command_line, percentiles, setup_django
 
 K = 10
 
 
 def main() -> None:
+    command_line(__doc__).parse_args()
     setup_django()
     from django.db import connection
     from langgraph.store.postgres import PostgresStore

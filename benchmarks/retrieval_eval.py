@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.harness import setup_django
+from benchmarks.harness import command_line, setup_django
 
 
 def easy() -> None:
@@ -53,8 +53,11 @@ def hard() -> None:
 
 
 def main() -> None:
+    parser = command_line(__doc__)
+    parser.add_argument("--easy", action="store_true", help="the original short-query set")
+    easy_set = parser.parse_args().easy
     setup_django()
-    easy() if "--easy" in sys.argv else hard()
+    easy() if easy_set else hard()
 
 
 if __name__ == "__main__":
