@@ -3,26 +3,22 @@ scroll in their own box instead of widening the page, and keyboard focus
 stays on the control used when htmx draws part of the page again."""
 
 import pytest
-from django.db import transaction
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from memory_app.actors import Actor
 from memory_app.dreams.proposals import propose_review
 from memory_app.models import (
-    ChangeKind,
     ContextTrace,
     DreamJob,
-    MemoryDocument,
     MemoryEvent,
     Webhook,
     WebhookDelivery,
 )
 from memory_app.services.context import memory_context_load, memory_mark_used
 from memory_app.services.conversations import conversation_open
-from memory_app.services.documents import head_update
 from memory_app.services.promote import promotion_approve
-from memory_app.services.remember import RememberInput, memory_remember
+from tests.browser.test_document_history_in_chromium import long_history
 from tests.factories import PASSWORD, UserFactory, WorkspaceStoreFactory, make_document
 from tests.review_app.test_queue import propose
 
@@ -30,21 +26,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}
-
-
-def with_history(user, versions: int) -> MemoryDocument:
-    """A memory of `user`'s own store with `versions` versions."""
-    actor = Actor(user=user, agent=user)
-    data = RememberInput(
-        store="user", path="deploys/ledger", content="text 1", doc_type="user_preference"
-    )
-    document = memory_remember(actor=actor, data=data).document
-    with transaction.atomic():
-        locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
-        for n in range(2, versions + 1):
-            fields = {"content": f"text {n}"}
-            head_update(locked, change=ChangeKind.UPDATE, author=user, fields=fields)
-    return locked
 
 
 def a_running_job_with_a_result() -> DreamJob:
@@ -109,7 +90,7 @@ def every_table(db):
     )
     return {
         "trace": a_traced_run(root),
-        "document": with_history(root, 3),
+        "document": long_history(root, 3),
     }
 
 
@@ -155,7 +136,7 @@ def test_tables_on_a_laptop_screen_are_laid_out_as_before(browser, live_server, 
 
 
 def test_compare_and_the_diff_layout_keep_keyboard_focus(browser, live_server, db):
-    document = with_history(UserFactory(username="eli"), 3)
+    document = long_history(UserFactory(username="eli"), 3)
     context, page = logged_in(browser, live_server, "eli", LAPTOP)
     page.goto(f"{live_server.url}/documents/{document.pk}/")
 
@@ -201,7 +182,7 @@ def test_the_dreams_poll_keeps_focus_on_a_link_of_the_runs(browser, live_server,
 def test_a_rollback_from_the_history_keeps_the_reason_typed_without_javascript(
     browser, live_server, db
 ):
-    document = with_history(UserFactory(username="eli"), 2)
+    document = long_history(UserFactory(username="eli"), 2)
     context = browser.new_context(viewport=LAPTOP, java_script_enabled=False)
     page = context.new_page()
     page.goto(f"{live_server.url}/accounts/login/")
