@@ -8,19 +8,32 @@ from django.db import connections
 VECTOR_EXTENSION = "vector"
 
 
+# Whether the extension is on the server, is in this database, and whether
+# the connected role could create it there (pgvector is not a trusted
+# extension, so only a superuser may, unless a build marks it trusted).
+_VECTOR_STATE = """
+SELECT e.installed_version IS NOT NULL,
+       r.rolsuper OR (v.trusted AND has_database_privilege(current_database(), 'CREATE'))
+FROM pg_available_extensions e
+JOIN pg_available_extension_versions v ON v.name = e.name AND v.version = e.default_version
+JOIN pg_roles r ON r.rolname = current_user
+WHERE e.name = %s
+"""
+
+
 @register(Tags.database)
 def pgvector_check(app_configs, databases=None, **kwargs) -> list[Error]:
-    """An external PostgreSQL without pgvector is refused before `migrate`
-    writes anything, rather than half-migrated and stopped by the first
-    migration that creates the extension."""
+    """An external PostgreSQL where migrations cannot have pgvector is refused
+    before `migrate` writes anything, rather than half-migrated and stopped by
+    the first migration that creates the extension."""
     errors = []
     for alias in databases or ():
         with connections[alias].cursor() as cursor:
-            cursor.execute(
-                "SELECT 1 FROM pg_available_extensions WHERE name = %s", [VECTOR_EXTENSION]
-            )
-            available = cursor.fetchone() is not None
-        if not available:
+            cursor.execute(_VECTOR_STATE, [VECTOR_EXTENSION])
+            state = cursor.fetchone()
+            cursor.execute("SELECT current_database(), current_user")
+            database, role = cursor.fetchone()
+        if state is None:
             errors.append(
                 Error(
                     f"Database '{alias}' has no pgvector: the '{VECTOR_EXTENSION}' "
@@ -29,6 +42,19 @@ def pgvector_check(app_configs, databases=None, **kwargs) -> list[Error]:
                     "postgresql-<major>-pgvector on Debian), or leave DATABASE_URL unset "
                     "to use the embedded server, which has it.",
                     id="memory_app.E001",
+                )
+            )
+            continue
+        installed, creatable = state
+        if not installed and not creatable:
+            errors.append(
+                Error(
+                    f"Database '{alias}' lacks the '{VECTOR_EXTENSION}' extension and "
+                    f"role '{role}' may not create it.",
+                    hint=f"Have a superuser run CREATE EXTENSION {VECTOR_EXTENSION}; in "
+                    f"database '{database}' once, then migrate again (README, "
+                    "'Running in production').",
+                    id="memory_app.E002",
                 )
             )
     return errors
