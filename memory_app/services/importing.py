@@ -9,7 +9,9 @@ services/export_format.py, which takes the API's rules for the fields the
 API takes too, and to the characters the API refuses anywhere
 (api/validation.py). A file of format version 2 ends with a line counting
 its stores and documents; without it the file was cut short. Messages
-name lines and fields, never quote them.
+name lines and fields, never quote them. Lines are read and checked by
+services/import_lines.py, histories verified by import_history.py, texts
+scanned by import_scan.py; this module writes what they let through.
 
 Every text is scanned as the write path scans it, under the rules of the
 store it goes into (DESIGN §3: no write skips the scanner): the head,
@@ -35,10 +37,8 @@ Authors missing here are created as inactive accounts, so history keeps
 its names; embeddings are left for the embed job.
 """
 
-import json
 import uuid
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
@@ -47,16 +47,7 @@ from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
 from memory_app.access import store_named_q
-from memory_app.api.context import parse_input
-from memory_app.api.validation import check_json_value
 from memory_app.errors import InvalidInput
-from memory_app.hashing import (
-    GENESIS,
-    chain_keyring,
-    chain_sha256,
-    record_sha256,
-    sha256_text,
-)
 from memory_app.models import (
     ChangeKind,
     Conversation,
@@ -71,24 +62,28 @@ from memory_app.models import (
     System,
     Trust,
 )
-from memory_app.safety import Finding, scan_fields
-from memory_app.selectors.chain import head_differences
 from memory_app.services.chain import chain_resign
 from memory_app.services.documents import head_update
-from memory_app.services.export import FORMAT, FORMAT_VERSION
-from memory_app.services.export_format import LINES, DocumentLine, store_ref_problem
-from memory_app.services.guard import agent_text_fields, scan_record
+from memory_app.services.export_format import store_ref_problem
+from memory_app.services.guard import scan_record
+from memory_app.services.import_history import signed_without_records
+from memory_app.services.import_lines import Refused, checked_lines
+from memory_app.services.import_scan import (
+    REVIEW_TEXTS,
+    ImportScanner,
+    Scanned,
+    head_texts,
+    refuse_blocked,
+    version_texts,
+)
 from memory_app.services.stores import (
     store_for_conversation,
     store_for_system,
     store_for_user,
     store_workspace_ensure,
 )
-from memory_app.services.versions import SourceRef
 
 MODES = ("skip", "overwrite", "new-ids")
-# Version 1 files have no end line.
-READABLE_VERSIONS = (1, FORMAT_VERSION)
 HEAD_FIELDS = (
     "title",
     "recall_hint",
@@ -113,95 +108,6 @@ JOB_STATUS = {
 # agent drafts and their people's own edits.
 REVIEWED_TRUST = (Trust.ADMIN_APPROVED, Trust.SYSTEM_SEEDED)
 PRIVATE_SCOPES = (Scope.USER, Scope.CONVERSATION)
-MAX_ERRORS = 20
-# Scan verdicts kept for texts a file repeats (titles, hints, tags across
-# versions and documents); forgotten past this many, to bound memory.
-SCANS_KEPT = 50_000
-# Refused texts a message names, of one line.
-FINDINGS_NAMED = 10
-
-
-class _Refused(Exception):
-    """What is wrong with one line, said without quoting it."""
-
-
-class _Scanner:
-    """The safety scan of an import's texts, each distinct text scanned once
-    per kind of store (a conversation store tolerates injection phrases)."""
-
-    def __init__(self) -> None:
-        self.seen: dict[tuple[str, bool], list[Finding]] = {}
-
-    def prepare(self, texts: Iterable[str], *, conversation: bool) -> None:
-        """Scan the texts not scanned yet, in one call: the scanner overlaps
-        its engine's work on each with its own detectors on the others."""
-        self._fill({sha256_text(text): text for text in texts if text}, conversation)
-
-    def findings(self, fields: Mapping[str, str], *, conversation: bool) -> list[Finding]:
-        """Every finding in `fields`, blocking or not, named by field."""
-        shas = {name: sha256_text(text) for name, text in fields.items() if text}
-        self._fill({sha: fields[name] for name, sha in shas.items()}, conversation)
-        return [
-            Finding(f.detector, name, f.start, f.end, f.blocking)
-            for name, sha in shas.items()
-            for f in self.seen[sha, conversation]
-        ]
-
-    def _fill(self, texts: dict[str, str], conversation: bool) -> None:
-        """Scan those of `texts` (by their sha256) not scanned yet."""
-        if len(self.seen) > SCANS_KEPT:
-            self.seen.clear()
-        unseen = {sha: text for sha, text in texts.items() if (sha, conversation) not in self.seen}
-        if not unseen:
-            return
-        found = scan_fields(unseen, conversation_store=conversation)
-        for sha in unseen:
-            self.seen[sha, conversation] = [f for f in found if f.field == sha]
-
-
-@dataclass
-class _Scanned:
-    """What the scan of a document line found that is kept: each version's
-    scan record and each review decision's findings (all of them tolerated)."""
-
-    versions: list[dict]
-    reviews: list[list[dict]]
-
-
-def _version_texts(line: dict, version: dict) -> dict[str, str]:
-    """A version's texts as the write that made it scanned them."""
-    metadata = version["metadata"]
-    return agent_text_fields(
-        path=line["path"],
-        title=version["title"],
-        recall_hint=version["recall_hint"],
-        content=version["content"],
-        tags=metadata.get("tags") or (),
-        entities=metadata.get("entities") or {},
-        source_refs=[SourceRef(kind, ref) for kind, ref in version["source_refs"]],
-    )
-
-
-def _head_texts(line: dict) -> dict[str, str]:
-    return agent_text_fields(
-        path=line["path"],
-        title=line["title"],
-        recall_hint=line["recall_hint"],
-        content=line["content"],
-        tags=line["tags"],
-        entities=line["entities"],
-    )
-
-
-REVIEW_TEXTS = ("target_path", "proposed_title", "proposed_content", "rationale", "decision_note")
-
-
-def _blocked(findings: Iterable[tuple[str, Finding]]) -> None:
-    """Refuse the line when a finding blocks: named by field and detector."""
-    named = sorted({f"{prefix}{f.field} ({f.detector})" for prefix, f in findings if f.blocking})
-    if named:
-        more = f" and {len(named) - FINDINGS_NAMED} more" if len(named) > FINDINGS_NAMED else ""
-        raise _Refused(f"the safety scanner refuses {', '.join(named[:FINDINGS_NAMED])}{more}")
 
 
 @dataclass
@@ -229,7 +135,7 @@ class _Importer:
         self.ids: dict[str, uuid.UUID] = {}  # exported document id -> id here
         self.pending_links: list[tuple[uuid.UUID, list]] = []
         self.pending_reviews: list[tuple[dict, list[dict]]] = []
-        self.scanner = _Scanner()
+        self.scanner = ImportScanner()
         # Where the file first named each document id, and each store and path.
         self.lines_by_id: dict[str, int] = {}
         self.lines_by_path: dict[tuple[str, str], int] = {}
@@ -285,7 +191,7 @@ class _Importer:
         else:
             taken = MemoryStore.objects.filter(slug=ref).exclude(scope=Scope.WORKSPACE).first()
             if taken is not None:
-                raise _Refused(f"{ref} is the slug of a {taken.scope} store here, not a workspace")
+                raise Refused(f"{ref} is the slug of a {taken.scope} store here, not a workspace")
             store = store_workspace_ensure(
                 slug=ref, name=line.get("name") or ref, description=line.get("description", "")
             )
@@ -334,20 +240,20 @@ class _Importer:
         one of the two would silently be lost, or overwrite the other."""
         exported_id, where = str(uuid.UUID(line["id"])), (self.ref(line["store"]), line["path"])
         if (first := self.lines_by_id.get(exported_id)) is not None:
-            raise _Refused(f"id: the document of line {first} has this id too")
+            raise Refused(f"id: the document of line {first} has this id too")
         if (first := self.lines_by_path.get(where)) is not None:
-            raise _Refused(
+            raise Refused(
                 f"store, path: the document of line {first} is at this path of {where[0]} too"
             )
         self.lines_by_id[exported_id] = self.lines_by_path[where] = number
 
-    def _scan(self, line: dict) -> _Scanned:
+    def _scan(self, line: dict) -> Scanned:
         """Scan every text of the line under the rules of the store it goes
-        into (a review decision's: its target store's); _Refused on a block."""
+        into (a review decision's: its target store's); Refused on a block."""
         conversation = self.ref(line["store"]).startswith("conversation:")
         scan = self.scanner.findings
-        head = _head_texts(line)
-        texts = [_version_texts(line, v) | {"reason": v["reason"]} for v in line["versions"]]
+        head = head_texts(line)
+        texts = [version_texts(line, v) | {"reason": v["reason"]} for v in line["versions"]]
         self.scanner.prepare(
             [*head.values(), *(text for fields in texts for text in fields.values())],
             conversation=conversation,
@@ -363,10 +269,10 @@ class _Importer:
             findings = scan(review_texts, conversation=target.startswith("conversation:"))
             found += [(f"reviews.{index}.", f) for f in findings]
             reviews.append([f.as_dict() for f in findings])
-        _blocked(found)
+        refuse_blocked(found)
         # A reason is scanned apart from the version's texts when it is written.
         records = [scan_record([f for f in v if f.field != "reason"]) for v in versions]
-        return _Scanned(records, reviews)
+        return Scanned(records, reviews)
 
     def _create(self, line: dict, store: MemoryStore, new_id, scanned: list[dict]) -> None:
         document = MemoryDocument.objects.create(
@@ -430,9 +336,9 @@ class _Importer:
         _check_trust(line, locked.store)
         # Scanned again under the rules of the store it is in here.
         findings = self.scanner.findings(
-            _head_texts(line), conversation=locked.store.scope == Scope.CONVERSATION
+            head_texts(line), conversation=locked.store.scope == Scope.CONVERSATION
         )
-        _blocked(("", f) for f in findings)
+        refuse_blocked(("", f) for f in findings)
         changed = head_update(
             locked,
             change=ChangeKind.UPDATE,
@@ -500,183 +406,10 @@ class _Importer:
 
 def _check_trust(line: dict, store: MemoryStore) -> None:
     if store.scope in PRIVATE_SCOPES and line["trust"] in REVIEWED_TRUST:
-        raise _Refused(
+        raise Refused(
             f"trust: {line['trust']} comes from a reviewer or a seed, never in a "
             f"{store.scope} store ({store.slug})"
         )
-
-
-def history_problem(line: dict) -> str:
-    """Why a document line's history does not verify, or ''.
-
-    Links verify with this instance's keyring: importing from an instance
-    with another chain key needs that key in MEMORY_CHAIN_RETIRED_KEYS.
-    A file exported before links signed the version's record verifies as
-    it was signed (`signed_without_records`); the import signs it again in
-    full. The head must be what its last version recorded, as memory_verify
-    checks it here.
-    """
-    problem = _links_problem(line, records=True)
-    if problem and not _links_problem(line, records=False):
-        problem = ""
-    if problem:
-        return problem
-    last = line["versions"][-1]
-    if last["version"] != line["version"]:
-        return "the head is not the last version"
-    if sha256_text(line["content"]) != line["content_sha256"]:
-        return "the head's content does not match its hash"
-    if differ := head_differences(line, last):
-        return f"the head differs from its last version in {', '.join(differ)}"
-    return ""
-
-
-def signed_without_records(line: dict) -> bool:
-    """Whether a line whose history verified was signed before links held
-    the version's record (an export of an earlier release)."""
-    return bool(_links_problem(line, records=True))
-
-
-def _links_problem(line: dict, *, records: bool) -> str:
-    """Why the line's chain of links does not verify, signed with or
-    without each version's record, or ''."""
-    keyring = chain_keyring()
-    previous_chain, previous_sha = GENESIS, ""
-    for number, version in enumerate(line["versions"], start=1):
-        if version["version"] != number:
-            return f"version {number} is missing"
-        if sha256_text(version["content"]) != version["sha256"]:
-            return f"version {number}: content does not match its hash"
-        key = keyring.get(version.get("chain_key_id", ""))
-        if key is None:
-            return f"version {number}: signed with a chain key this instance does not hold"
-        expected = chain_sha256(
-            key=key,
-            previous_chain=previous_chain,
-            version=number,
-            change=version["change"],
-            content_sha256=version["sha256"],
-            author_name=version["author_name"],
-            created_at=parse_datetime(version["created_at"]),
-            record_sha256=_version_record(version) if records else None,
-        )
-        if version["parent_sha256"] != previous_sha or version["chain_sha256"] != expected:
-            return f"version {number}: the hash chain does not verify"
-        previous_chain, previous_sha = version["chain_sha256"], version["sha256"]
-    return ""
-
-
-def _version_record(version: dict) -> str:
-    return record_sha256(
-        title=version["title"],
-        recall_hint=version["recall_hint"],
-        reason=version["reason"],
-        run_id=version["run_id"],
-        metadata=version["metadata"],
-        source_refs=version["source_refs"],
-    )
-
-
-def _checked(line: object) -> dict:
-    """One decoded line held to its kind's rules; _Refused says why not."""
-    if not isinstance(line, dict):
-        raise _Refused("not a JSON object")
-    model = LINES.get(line.get("type"))
-    if model is None:
-        raise _Refused("type: must be 'store', 'document' or 'end' after the header")
-    try:
-        check_json_value(line)
-        parse_input(model, line)
-    except InvalidInput as error:
-        raise _Refused(_fields(error)) from None
-    if model is DocumentLine and (problem := history_problem(line)):
-        raise _Refused(problem)
-    return line
-
-
-def _fields(error: InvalidInput) -> str:
-    fields = error.extra["fields"]
-    return "; ".join(
-        f"{name}: {message}" for name, messages in fields.items() for message in messages
-    )
-
-
-def _header_version(line: object) -> int:
-    """The format version of a header line; _Refused when it is none."""
-    if (
-        not isinstance(line, dict)
-        or line.get("format") != FORMAT
-        or line.get("format_version") not in READABLE_VERSIONS
-    ):
-        versions = " or ".join(map(str, READABLE_VERSIONS))
-        raise _Refused(f"not the header of a {FORMAT} file of version {versions}")
-    return line["format_version"]
-
-
-def _decoded(raw: str | bytes) -> object:
-    """A line's JSON value, None for a blank line. Never quotes the line."""
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    except UnicodeDecodeError as error:
-        raise _Refused(f"not UTF-8 (byte {error.start + 1} of the line)") from None
-    if not text.strip():
-        return None
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise _Refused("nested too deeply") from None
-    except json.JSONDecodeError as error:
-        raise _Refused(f"not JSON ({error.msg} at character {error.pos + 1})") from None
-    except ValueError:
-        raise _Refused("not JSON (NaN and Infinity are no JSON numbers)") from None
-
-
-def _no_constant(name: str):
-    """NaN and Infinity, which Python reads and JSON columns cannot hold."""
-    raise ValueError(name)
-
-
-def _parse(lines: Iterable[str | bytes]) -> Iterator[tuple[int, dict]]:
-    """The file's store and document lines, checked; InvalidInput at the end
-    naming every line at fault (up to MAX_ERRORS), if any."""
-    errors: list[str] = []
-    version = ended = 0
-    counted: Counter = Counter()
-    for number, raw in enumerate(lines, start=1):
-        try:
-            line = _decoded(raw)
-            if line is None:
-                continue
-            if not version:
-                version = _header_version(line)
-                continue
-            if ended:
-                raise _Refused(f"follows the end line (line {ended})")
-            if isinstance(line, dict):
-                # Counted as read, refused or not: the end line tells of lines lost.
-                counted[line.get("type")] += 1
-            line = _checked(line)
-        except _Refused as error:
-            errors.append(f"line {number}: {error}")
-            if not version or len(errors) >= MAX_ERRORS:
-                break
-            continue
-        if line["type"] == "end":
-            ended = number
-            if (line["stores"], line["documents"]) != (counted["store"], counted["document"]):
-                errors.append(
-                    f"line {number}: the end line counts {line['stores']} stores and "
-                    f"{line['documents']} documents, the file holds {counted['store']} and "
-                    f"{counted['document']}: lines are missing"
-                )
-            continue
-        yield number, line
-    if not version and not errors:
-        errors.append("the file is empty: it has no header line")
-    elif version >= 2 and not ended and len(errors) < MAX_ERRORS:
-        errors.append("the file ends before its end line: it was cut short")
-    if errors:
-        raise InvalidInput("The import was refused; nothing was written. " + "; ".join(errors))
 
 
 def _database_refusal(error: DatabaseError) -> str:
@@ -699,7 +432,7 @@ def memory_import(
     where = "the review decisions"
     try:
         with transaction.atomic():
-            for number, line in _parse(lines):
+            for number, line in checked_lines(lines):
                 where = f"line {number}"
                 if line["type"] == "store":
                     importer.store_lines[line["ref"]] = line
@@ -714,7 +447,7 @@ def memory_import(
                     f"{', '.join(unknown)} to import as another (it holds "
                     f"{', '.join(sorted(importer.named)) or 'none'})."
                 )
-    except _Refused as error:
+    except Refused as error:
         raise InvalidInput(
             f"The import was refused; nothing was written. {where}: {error}"
         ) from None
