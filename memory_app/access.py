@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from memory_app.actors import Actor
@@ -341,28 +341,42 @@ def store_ref(store: MemoryStore, actor: Actor | None = None) -> str:
     return f"conversation:{store.conversation.external_id}"
 
 
-def _own_or_shared_conversation_q(user: AbstractBaseUser) -> Q:
-    # A subquery, not a join: no duplicate rows, so no DISTINCT on big tables.
+def _own_or_shared_store_q(user: AbstractBaseUser) -> Q:
+    """Rows the user made, and other participants' rows about a document of
+    a conversation store the user shares with them.
+
+    Only that: another participant's turn also reads their own store and the
+    systems they are granted, and its events, traces and usage rows name
+    those documents by path and store (a context event lists every document
+    injected), which the user may not see. A subquery, not a join of the
+    participants: no duplicate rows, so no DISTINCT on big tables.
+    """
     return Q(principal=user) | Q(
-        conversation_id__in=Conversation.objects.filter(participants=user).values("id")
+        conversation_id__in=Conversation.objects.filter(participants=user).values("id"),
+        document__store__conversation_id=F("conversation_id"),
     )
 
 
 def traces_readable(user: AbstractBaseUser) -> QuerySet[ContextTrace]:
-    """Retrieval traces: reviewers see all; others those they made or whose
-    conversation they take part in."""
+    """Retrieval traces: reviewers see all; others only their own, since a
+    trace names every candidate of its turn, from every store its principal
+    reads. Nothing without "read memory", as for events."""
+    if not has_memory_permission(user, "read_memory"):
+        return ContextTrace.objects.none()
     traces = ContextTrace.objects.all()
     if can_review(user):
         return traces
-    return traces.filter(_own_or_shared_conversation_q(user))
+    return traces.filter(principal=user)
 
 
 def events_readable(user: AbstractBaseUser, *, on_behalf: bool = False) -> QuerySet[MemoryEvent]:
     """The whole outbox for whoever may work the review queue: a person with
     the review right, acting as themselves. Everyone else, and anyone acting
-    on a reviewer's behalf, sees their own events and their conversations':
-    the review right is a person's (`policy.check_can_review`) and does not
-    pass with the act-on-behalf header.
+    on a reviewer's behalf, sees their own events and other participants'
+    events about the documents of a conversation store they share
+    (`_own_or_shared_store_q`): the review right is a person's
+    (`policy.check_can_review`) and does not pass with the act-on-behalf
+    header.
 
     Nothing for a user whose groups revoke "read memory": events name
     documents, their paths and stores, as reads do."""
@@ -371,7 +385,7 @@ def events_readable(user: AbstractBaseUser, *, on_behalf: bool = False) -> Query
     events = MemoryEvent.objects.all()
     if not on_behalf and can_decide_reviews(user):
         return events
-    return events.filter(_own_or_shared_conversation_q(user))
+    return events.filter(_own_or_shared_store_q(user))
 
 
 def event_documents_readable(
@@ -398,11 +412,15 @@ def event_documents_readable(
 
 
 def usages_readable(user: AbstractBaseUser) -> QuerySet[MemoryUsage]:
-    """Injections of memory into turns, by the same rule as traces."""
+    """Injections of memory into turns: reviewers see all; others their own
+    and other participants' uses of a shared conversation store's documents.
+    Nothing without "read memory"."""
+    if not has_memory_permission(user, "read_memory"):
+        return MemoryUsage.objects.none()
     usages = MemoryUsage.objects.all()
     if can_review(user):
         return usages
-    return usages.filter(_own_or_shared_conversation_q(user))
+    return usages.filter(_own_or_shared_store_q(user))
 
 
 # Jobs that stand for one agent's request: their item holds a draft or names a
@@ -411,8 +429,9 @@ REQUEST_KINDS = (DreamKind.PROMOTION, DreamKind.DELETION)
 
 
 def dream_jobs_readable(user: AbstractBaseUser) -> QuerySet[DreamJob]:
-    """Background runs for everyone; the jobs of agents' requests for reviewers."""
+    """Background runs for everyone; the jobs of agents' requests for
+    reviewers who may read memory (a request's job names its document)."""
     jobs = DreamJob.objects.all()
-    if can_review(user):
+    if can_review(user) and has_memory_permission(user, "read_memory"):
         return jobs
     return jobs.exclude(kind__in=REQUEST_KINDS)

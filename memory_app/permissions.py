@@ -58,14 +58,28 @@ def can_review(user: AbstractBaseUser | AnonymousUser) -> bool:
 
 
 def can_decide_reviews(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Deciding promotions needs "review promotions", and a person."""
-    return can_review(user) and not is_service_account(user)
+    """Deciding promotions needs "review promotions", and a person whose
+    groups have not revoked "read memory": the queue shows the proposed text
+    and the text it would replace, which such a person may not read anywhere
+    else."""
+    return (
+        can_review(user)
+        and not is_service_account(user)
+        and has_memory_permission(user, "read_memory")
+    )
 
 
 def can_curate_some_store(user: AbstractBaseUser | AnonymousUser) -> bool:
     """Could this person curate any store at all (policy.can_curate_store's
-    preconditions): a person whose groups have not revoked "manage memory"."""
-    return not is_service_account(user) and has_memory_permission(user, "manage_memory")
+    preconditions): a person whose groups have revoked neither "manage
+    memory" nor "read memory". Deciding a change shows the document, so
+    "manage" alone does not let one read through the deletion requests what
+    the document pages hide."""
+    return (
+        not is_service_account(user)
+        and has_memory_permission(user, "read_memory")
+        and has_memory_permission(user, "manage_memory")
+    )
 
 
 def can_act_on_behalf(user: AbstractBaseUser | AnonymousUser) -> bool:

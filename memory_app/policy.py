@@ -27,6 +27,7 @@ from memory_app.models import (
     Trust,
 )
 from memory_app.permissions import (
+    can_curate_some_store,
     can_decide_reviews,
     can_review,
     has_memory_permission,
@@ -73,27 +74,20 @@ def check_store_write(actor: Actor, store: MemoryStore, *, doc_type: str) -> Non
         )
 
 
-def _may_curate(user) -> bool:
-    return (
-        user.is_authenticated
-        and not is_service_account(user)
-        and has_memory_permission(user, "manage_memory")
-    )
-
-
 def curates_every_store(user) -> bool:
     """Reviewers change documents of every store directly, whatever their
     teams' grants (can_curate_store)."""
-    return _may_curate(user) and can_review(user)
+    return can_curate_some_store(user) and can_review(user)
 
 
 def can_curate_store(user, store: MemoryStore) -> bool:
     """May this person change documents of the store directly (not through a tool)?
 
     Humans only: reviewers anywhere; owners in their user store, participants
-    in their conversation, managers in their system's store.
+    in their conversation, managers in their system's store. Never someone
+    whose groups revoke "read memory" or "manage memory" (can_curate_some_store).
     """
-    if not _may_curate(user):
+    if not can_curate_some_store(user):
         return False
     if can_review(user):
         return True
@@ -125,9 +119,7 @@ def can_curate(user, document: MemoryDocument) -> bool:
 
 def curatable_stores_q(user, prefix: str = "") -> Q:
     """`can_curate` as a filter over stores (or rows related to a store)."""
-    if not user.is_authenticated or is_service_account(user):
-        return Q(pk__in=[])
-    if not has_memory_permission(user, "manage_memory"):
+    if not can_curate_some_store(user):
         return Q(pk__in=[])
     if can_review(user):
         return Q()
@@ -183,9 +175,14 @@ def check_can_redact(user, document: MemoryDocument) -> None:
 
 def check_can_review(user, doing: str = "Deciding promotions") -> None:
     """Deciding promotions (and what else reviewers do: `doing` names it)
-    needs "review promotions", and a person."""
-    if not can_decide_reviews(user):
-        raise PermissionDenied(f"{doing} needs the review right.")
+    needs "review promotions", a person, and "read memory" (can_decide_reviews).
+    A reviewer whose group revoked reading is told so, not that the right is
+    missing: it is not, and an administrator looking for it would not find why."""
+    if can_decide_reviews(user):
+        return
+    if can_review(user) and not is_service_account(user):
+        raise PermissionDenied(f"{doing} needs read memory, which one of your groups revokes.")
+    raise PermissionDenied(f"{doing} needs the review right.")
 
 
 def check_can_approve(user) -> None:

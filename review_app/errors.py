@@ -40,8 +40,9 @@ def page_errors(request: HttpRequest) -> Iterator[None]:
 
 
 def require_reviewer(request: HttpRequest, doing: str = "Deciding promotions") -> None:
-    """403 unless the person may review promotions (humans only); the page
-    says what `doing` needed the right."""
+    """403 unless the person may decide reviews (a person with the review
+    right whose groups leave them "read memory"); the page says what `doing`
+    needed, and which of the two is missing."""
     with page_errors(request):
         check_can_review(request.user, doing)
 

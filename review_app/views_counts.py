@@ -7,7 +7,7 @@ decision's response fires, so it is right at once after a decision.
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
-from memory_app.permissions import can_review
+from memory_app.permissions import can_decide_reviews
 from review_app.methods import page_view
 from review_app.selectors import deletion_requests_for, pending_count
 
@@ -20,8 +20,8 @@ def _badge(count: int) -> HttpResponse:
 @page_view
 @login_required
 def queue_count(request: HttpRequest) -> HttpResponse:
-    """Pending proposals; nothing for a person who may not review."""
-    return _badge(pending_count() if can_review(request.user) else 0)
+    """Pending proposals; nothing for a person who may not decide them."""
+    return _badge(pending_count() if can_decide_reviews(request.user) else 0)
 
 
 @page_view

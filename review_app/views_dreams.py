@@ -24,7 +24,7 @@ from memory_app.models import (
     ReviewAction,
     ReviewStatus,
 )
-from memory_app.permissions import can_decide_reviews, can_review
+from memory_app.permissions import can_decide_reviews, can_review, has_memory_permission
 from memory_app.selectors.review import TARGET_STORE_SELECT
 from review_app.errors import require_reviewer
 from review_app.forms import DreamRunForm
@@ -55,7 +55,8 @@ class JobRow:
 @page_view
 @login_required
 def dreams(request: HttpRequest) -> HttpResponse:
-    may_review = can_review(request.user)
+    # What a run proposed names stores and paths: reviewers who may read memory.
+    may_review = can_review(request.user) and has_memory_permission(request.user, "read_memory")
     runs = dream_jobs_readable(request.user).select_related("requested_by")
     if may_review:
         runs = runs.annotate(proposals=Count("items")).prefetch_related(

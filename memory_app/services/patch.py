@@ -66,9 +66,7 @@ def _check_fields_unmoved(read: MemoryDocument, locked: MemoryDocument, sent: di
     Different fields merge, and so does setting the value already there.
     (`expected_sha256` is the content's hash: a patch read long before, of
     metadata only, cannot be told from a fresh one.)"""
-    if any(
-        getattr(read, name) != getattr(locked, name) != value for name, value in sent.items()
-    ):
+    if any(getattr(read, name) != getattr(locked, name) != value for name, value in sent.items()):
         raise Conflict(
             "Another writer changed the same fields; read it again and retry.",
             current_sha256=locked.content_sha256,

@@ -14,7 +14,8 @@ from django.utils import timezone
 from memory_app.api import stream
 from memory_app.models import ApiKey, Conversation, MemoryEvent
 from memory_app.services.principals import api_key_issue, principal_upsert
-from tests.factories import UserFactory
+from memory_app.services.stores import store_for_conversation, store_for_user
+from tests.factories import UserFactory, make_document
 from tests.live_asgi import LiveAsgiServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,9 +63,14 @@ def event(principal, kind="memory.test", **fields):
 
 def test_it_streams_visible_events_and_skips_others(asgi_server, alice, alice_key):
     bob = UserFactory(username="bob")
+    shared = _shared_conversation(alice, bob)
     mine = event(alice)
     event(bob)
-    theirs_shared = event(bob, conversation=_shared_conversation(alice, bob))
+    # Bob's turn in the shared conversation, about his own store: not hers.
+    event(bob, conversation=shared)
+    event(bob, conversation=shared, document=make_document(store_for_user(user=bob)))
+    in_shared_store = make_document(store_for_conversation(conversation=shared))
+    theirs_shared = event(bob, conversation=shared, document=in_shared_store)
     got = read_events(asgi_server.url, alice_key, 2)
     assert [event_id for event_id, _ in got] == [mine.id, theirs_shared.id]
     assert got[0][1] == {
@@ -270,10 +276,11 @@ def test_a_stream_of_a_conversation_ends_cleanly_once_its_caller_leaves_it(
 ):
     bob = UserFactory(username="bob")
     shared = _shared_conversation(alice, bob)
-    first = event(bob, conversation=shared)
+    document = make_document(store_for_conversation(conversation=shared))
+    first = event(bob, conversation=shared, document=document)
     timer = _after_first_event(
         lambda: shared.participants.remove(alice),
-        lambda: event(bob, "memory.after_leaving", conversation=shared),
+        lambda: event(bob, "memory.after_leaving", conversation=shared, document=document),
     )
     timer.start()
     got = read_events(asgi_server.url, alice_key, 2, conversation="shared")
