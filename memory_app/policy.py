@@ -6,7 +6,7 @@ revoked permission answers 403 `permission_denied`; service accounts are
 held to a per-run write cap and a per-minute rate, answered with 429.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
@@ -197,10 +197,20 @@ def check_can_approve(user) -> None:
         )
 
 
-def check_document_writable(state: str) -> None:
+def check_document_writable(state: str, expires_at: datetime | None = None) -> None:
+    """A deleted or replaced document takes no write, nor one past its
+    expiry: every read already treats it as gone (access.unexpired_q) and
+    the expiry job will tombstone it, so a write would answer "updated" for
+    text no read serves, and a promotion would land it born expired."""
     if state in (DocState.TOMBSTONED, DocState.SUPERSEDED):
         raise PolicyDenied(
             f"The document is {state}; write a new document instead.",
+            reason="document_not_active",
+        )
+    if expires_at is not None and expires_at <= timezone.now():
+        raise PolicyDenied(
+            f"The document expired at {expires_at.isoformat()}; write a new document "
+            "at another path instead.",
             reason="document_not_active",
         )
 

@@ -101,7 +101,7 @@ def memory_patch(
     refusal_context = {"document_id": str(document.pk)}
     with recording_refusals(actor, tool="memory_patch", **refusal_context):
         check_store_write(actor, store, doc_type=document.doc_type)
-        check_document_writable(document.state)
+        check_document_writable(document.state, document.expires_at)
         check_agent_may_overwrite(document)
     _check_sha(document, expected_sha256)
     new_content = content if content is not None else apply_edits(document.content, edits)
@@ -125,7 +125,7 @@ def memory_patch(
                 # unless both set one field (the later one would undo it).
                 sent = {name: judged.fields[name] for name in metadata if name in judged.fields}
                 _check_fields_unmoved(document, locked, sent)
-                check_document_writable(locked.state)
+                check_document_writable(locked.state, locked.expires_at)
                 check_agent_may_overwrite(locked)
                 judged = _judge(locked, new_content, metadata)
             kept_refs = head.refs

@@ -15,6 +15,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memory_app.access import access_store, unexpired_q
@@ -108,7 +109,7 @@ def memory_propose_promotion(
     """
     check_can_write(actor)
     with recording_refusals(actor, tool="memory_propose_promotion", document_id=str(document.pk)):
-        check_document_writable(document.state)
+        check_document_writable(document.state, document.expires_at)
     if document.store.scope not in (Scope.CONVERSATION, Scope.USER):
         raise InvalidInput(
             "Only drafts in a conversation or user store can be proposed.",
@@ -315,18 +316,24 @@ def _lock_involved(item: DreamReviewItem) -> None:
         involved |= Q(pk=item.source_document_id)
     if item.action == ReviewAction.MERGE:
         involved |= Q(pk__in=item.related_documents.values("pk"))
-    states = dict(
-        MemoryDocument.objects.select_for_update(of=("self",))
+    states = {
+        pk: (state, expires_at)
+        for pk, state, expires_at in MemoryDocument.objects.select_for_update(of=("self",))
         .filter(involved)
         .order_by("pk")
-        .values_list("pk", "state")
-    )
+        .values_list("pk", "state", "expires_at")
+    }
     if item.action != ReviewAction.PROMOTE or item.source_version is None:
         return
-    state = states.get(item.source_version.document_id)
+    state, expires_at = states.get(item.source_version.document_id, (None, None))
     if state not in LIVE_STATES:
         raise PolicyDenied(
             f"The proposed memory was {state} after it was proposed; reject the proposal.",
+            reason="document_not_active",
+        )
+    if expires_at is not None and expires_at <= timezone.now():
+        raise PolicyDenied(
+            "The proposed memory expired after it was proposed; reject the proposal.",
             reason="document_not_active",
         )
 

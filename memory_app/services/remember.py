@@ -121,7 +121,7 @@ def memory_remember(*, actor: Actor, data: RememberInput) -> WriteResult:
     with recording_refusals(actor, tool="memory_remember", store=data.store):
         check_store_write(actor, store, doc_type=values["doc_type"])
         if found is not None:
-            check_document_writable(found.document.state)
+            check_document_writable(found.document.state, found.document.expires_at)
             check_agent_may_overwrite(found.document)
         embedded = (values["title"], values["recall_hint"], data.content)
         holds = vector_holds(found and found.document, *embedded)
@@ -247,7 +247,7 @@ def _write(actor, store, path, data, embedded, version_kwargs, found) -> WriteRe
             head = head_at(store.pk, path, lock=True)
     # A document deleted or replaced stays so; one held for review keeps
     # its state while it is written.
-    check_document_writable(head.document.state)
+    check_document_writable(head.document.state, head.document.expires_at)
     check_agent_may_overwrite(head.document)
     existing = _own(head.document, store)
     fields = _head_fields(data, store, data.resolved(head))
