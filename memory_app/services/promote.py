@@ -101,11 +101,12 @@ def memory_propose_promotion(
     """Propose a conversation or user draft for a shared store.
 
     Permission: read access to the draft (else 404), manage memory. A
-    tombstoned or superseded draft cannot be proposed (403, as it cannot be
-    patched); a constrained one, held for review, can. The content is
-    scanned under the target store's rules (422, recorded). A second
-    identical open proposal returns the first. Emits
-    `memory.promotion.proposed`.
+    tombstoned, superseded or expired draft cannot be proposed (403, as it
+    cannot be patched); a constrained one, held for review, can. The
+    content is scanned under the target store's rules (422, recorded). A
+    second identical open proposal returns the first; a proposal of a newer
+    version replaces the open ones of older versions for the same target.
+    Emits `memory.promotion.proposed`.
     """
     check_can_write(actor)
     with recording_refusals(actor, tool="memory_propose_promotion", document_id=str(document.pk)):
@@ -143,6 +144,7 @@ def memory_propose_promotion(
     )
     if not created:
         return Proposal(item, False)
+    _older_proposals_replace(actor, item)
     item.related_documents.set(similar_in(store, document, path))
     event_record(
         "memory.promotion.proposed",
@@ -302,6 +304,40 @@ def promotion_approve(
             },
         )
     return target
+
+
+def _older_proposals_replace(actor: Actor, item: DreamReviewItem) -> None:
+    """Close the open proposals of the draft's earlier versions for the same
+    target: proposing a draft again after editing it means the newer text,
+    and an older proposal left open could be approved over it (a bulk
+    approval would land both, the older last). Each closes as rejected,
+    with a note and the event a rejection emits, naming what replaced it."""
+    note = f"Replaced by the proposal of version {item.source_version.version} of the draft."
+    with transaction.atomic():
+        older = (
+            DreamReviewItem.objects.select_for_update(of=("self",))
+            .filter(
+                action=ReviewAction.PROMOTE,
+                source_document_id=item.source_document_id,
+                target_store=item.target_store_id,
+                target_path=item.target_path,
+                status__in=OPEN,
+            )
+            .exclude(pk=item.pk)
+            .select_related("job", "source_document")
+        )
+        for stale in older:
+            review_item_close(stale, user=actor.agent, status=ReviewStatus.REJECTED, note=note)
+            event_record(
+                "memory.promotion.rejected",
+                actor=actor,
+                document=stale.source_document,
+                payload={
+                    "review_item_id": str(stale.pk),
+                    "note": note,
+                    "replaced_by": str(item.pk),
+                },
+            )
 
 
 def _lock_involved(item: DreamReviewItem) -> None:

@@ -348,3 +348,44 @@ def test_an_item_that_would_land_in_a_private_store_is_not_approved(reviewer, to
     response = _client(reviewer).post(f"/api/v1/promotions/{item.pk}/approve", {}, format="json")
     assert response.status_code == 400
     assert MemoryDocument.objects.get(pk=draft["id"]).trust == "agent_draft"
+
+
+def test_proposing_an_edited_draft_again_replaces_the_older_proposal(
+    tools, draft, proposal, reviewer
+):
+    edited = remember_body(path="nginx/crashloop", content="Roll back, then restart the pods.")
+    assert tools.ok("memory_remember", edited)["version"] == 2
+    newer = tools.ok(
+        "memory_propose_promotion",
+        {"id": draft["id"], "target_store": "workspace_runbooks", "rationale": "Edited."},
+        status=202,
+    )
+    older = DreamReviewItem.objects.get(pk=proposal["review_item_id"])
+    assert older.status == "rejected"
+    assert older.decision_note == "Replaced by the proposal of version 2 of the draft."
+    assert older.decided_by.get_username() == "agent"
+    replaced = MemoryEvent.objects.get(type="memory.promotion.rejected")
+    assert replaced.payload["replaced_by"] == newer["review_item_id"]
+    client = _client(reviewer)
+    listed = client.get("/api/v1/promotions").json()["items"]
+    assert [i["id"] for i in listed] == [newer["review_item_id"]]
+    url = "/api/v1/promotions/{}/approve"
+    assert client.post(url.format(newer["review_item_id"]), {}, format="json").status_code == 200
+    stale = client.post(url.format(proposal["review_item_id"]), {}, format="json")
+    assert stale.status_code == 404
+    target = MemoryDocument.objects.get(store__slug="workspace_runbooks")
+    assert target.content == "Roll back, then restart the pods."
+
+
+def test_a_proposal_of_the_draft_to_another_target_leaves_the_first_open(tools, draft, proposal):
+    tools.ok(
+        "memory_propose_promotion",
+        {
+            "id": draft["id"],
+            "target_store": "workspace_runbooks",
+            "target_path": "other/path",
+            "rationale": "Also here.",
+        },
+        status=202,
+    )
+    assert DreamReviewItem.objects.get(pk=proposal["review_item_id"]).status == "pending"
