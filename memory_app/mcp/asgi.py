@@ -14,10 +14,13 @@ import time
 import anyio
 from csp.utils import build_policy
 from django.conf import settings
+from django.core.exceptions import RequestAborted
 from django.db import close_old_connections
 from mcp.server.transport_security import TransportSecuritySettings
 
-from memory_app.mcp.server import memory_mcp_server
+from memory_app.errors import TooLarge
+from memory_app.mcp.bridge import ToolOutcome
+from memory_app.mcp.server import api_error, memory_mcp_server
 from memory_app.observability.context import request_id_from, request_id_var
 from memory_app.observability.metrics import http_request_observe
 from memory_app.private_answers import PRIVATE
@@ -78,8 +81,24 @@ async def _post_only(send) -> None:
     )
 
 
-async def _answer(send, status: int, error: dict, *headers: tuple[bytes, bytes]) -> None:
-    body = json.dumps(error).encode()
+async def _too_large(send, error: TooLarge) -> None:
+    """A body over the limit, answered before the protocol reads it.
+
+    No tool result can be made without the message's id, so the answer is a
+    JSON-RPC error with a null id, which the SDK's client reads at any HTTP
+    status and gives to the request it sent; its data is the tool result's
+    error (API.md, 413 too_large)."""
+    outcome = ToolOutcome(error.status, {"error": error.code, "detail": error.detail})
+    message = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": api_error(outcome).model_dump(mode="json", exclude_none=True),
+    }
+    await _answer(send, error.status, message)
+
+
+async def _answer(send, status: int, content: dict, *headers: tuple[bytes, bytes]) -> None:
+    body = json.dumps(content).encode()
     await send(
         {
             "type": "http.response.start",
@@ -92,6 +111,51 @@ async def _answer(send, status: int, error: dict, *headers: tuple[bytes, bytes])
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def _declared_length(headers: dict[str, str]) -> int | None:
+    try:
+        return int(headers["content-length"])
+    except (KeyError, ValueError):
+        return None
+
+
+async def _body_read(headers: dict[str, str], receive) -> bytes:
+    """The whole MCP message, refused once it passes the limit REST bodies
+    are held to (MEMORY_MAX_BODY_BYTES).
+
+    The limit is for what the server receives, so it counts the JSON-RPC
+    message, not the tool's arguments alone: bulk elsewhere in it (`_meta`)
+    counts too. A declared length over the limit is refused unread; a body
+    without one, as its bytes arrive."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    declared = _declared_length(headers)
+    if declared is not None and declared > limit:
+        raise TooLarge.body()
+    chunks: list[bytes] = []
+    received = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise RequestAborted()
+        chunk = message.get("body", b"")
+        received += len(chunk)
+        if received > limit:
+            raise TooLarge.body()
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive):
+    """The protocol's `receive`: the body already read, then what the client
+    sends next (its disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay():
+        return pending.pop() if pending else await receive()
+
+    return replay
 
 
 def _observe(scope, request_id: str, code: int, started: float) -> None:
@@ -118,13 +182,20 @@ def with_mcp(django_app):
     """Django's ASGI app with the MCP endpoint at /mcp.
 
     Every MCP HTTP request must carry a valid API key (401 in the API's error
-    shape otherwise), before the protocol sees it. DNS-rebinding protection is
-    off because the endpoint trusts only that header, never cookies.
+    shape otherwise), and a body within MEMORY_MAX_BODY_BYTES (too_large),
+    before the protocol sees it. DNS-rebinding protection is off because the
+    endpoint trusts only that header, never cookies.
+
+    The SDK has a body limit of its own (4 MiB by default), whose plain-text
+    413 its client cannot read: it is set to the same limit, so that a body
+    within the operator's setting always reaches the protocol and one over
+    it is always answered here.
     """
     mcp_app = memory_mcp_server().streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
+        max_request_body_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
@@ -147,6 +218,19 @@ def with_mcp(django_app):
                 observed = True
                 _observe(scope, request_id, status[0] if status else 0, started)
 
+        async def post() -> None:
+            try:
+                body = await _body_read(headers, receive)
+            except RequestAborted:
+                return
+            except TooLarge as error:
+                await _too_large(answer, error)
+                return
+            # The tool call reads its request id from the headers it is given.
+            forwarded = [(k, v) for k, v in scope["headers"] if k.lower() != b"x-request-id"]
+            forwarded.append((b"x-request-id", request_id.encode()))
+            await mcp_app({**scope, "headers": forwarded}, _replaying(body, receive), answer)
+
         async def answer(message):
             if message["type"] == "http.response.start":
                 status.append(message["status"])
@@ -162,10 +246,7 @@ def with_mcp(django_app):
             elif scope["method"] == "GET":
                 await _post_only(answer)
             else:
-                # The tool call reads its request id from the headers it is given.
-                forwarded = [(k, v) for k, v in scope["headers"] if k.lower() != b"x-request-id"]
-                forwarded.append((b"x-request-id", request_id.encode()))
-                await mcp_app({**scope, "headers": forwarded}, receive, answer)
+                await post()
         finally:
             request_id_var.reset(token)
             observe()

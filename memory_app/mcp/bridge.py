@@ -62,10 +62,11 @@ def _answer(response) -> dict:
 
 def _request(name: str, arguments: Mapping, headers: Mapping[str, str], client: str) -> WSGIRequest:
     # UTF-8 as a REST client sends it, not ASCII escapes (six bytes for a
-    # character UTF-8 holds in three): the body limit must count the same
-    # bytes over MCP as over REST. The protocol's parser refuses lone
-    # surrogates, so every string here has a UTF-8 form.
-    body = json.dumps(arguments, ensure_ascii=False).encode("utf-8")
+    # character UTF-8 holds in three), and without spaces between items: the
+    # body limit must count the same bytes over MCP as over REST, and never
+    # more than the message held within it. The protocol's parser refuses
+    # lone surrogates, so every string here has a UTF-8 form.
+    body = json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     environ = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": reverse(f"api:{name}"),

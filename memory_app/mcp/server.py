@@ -78,6 +78,17 @@ def _answer(outcome: ToolOutcome) -> dict:
     return data
 
 
+def api_error(outcome: ToolOutcome) -> types.ErrorData:
+    """An API refusal as a JSON-RPC error, for an answer that cannot be a tool
+    result: its data is what the tool call's error result would hold.
+
+    JSON-RPC has a code for bad parameters and none for the API's other
+    refusals (a rate, a permission, a size): those are server errors, told
+    apart by the API's code and status in the data."""
+    code = types.INVALID_PARAMS if outcome.status == 400 else types.INTERNAL_ERROR
+    return types.ErrorData(code=code, message=outcome.data["detail"], data=_answer(outcome))
+
+
 async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
     outcome = await _run_tool(ctx.request, params.name, dict(params.arguments or {}))
     data = _answer(outcome)
@@ -133,11 +144,7 @@ async def _context(ctx, arguments: dict[str, str]) -> dict:
             raise MCPError(types.INVALID_PARAMS, f"{name} must be an integer.") from None
     outcome = await _run_tool(ctx.request, CONTEXT_TOOL, arguments)
     if outcome.is_error:
-        # JSON-RPC has a code for bad parameters and none for the API's other
-        # refusals (a rate, a permission): those are server errors, told
-        # apart by the API's code and status in the data.
-        code = types.INVALID_PARAMS if outcome.status == 400 else types.INTERNAL_ERROR
-        raise MCPError(code, outcome.data["detail"], _answer(outcome))
+        raise MCPError.from_error_data(api_error(outcome))
     return outcome.data
 
 

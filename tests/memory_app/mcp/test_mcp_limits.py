@@ -1,5 +1,6 @@
 """Over MCP a tool call meets the limits of REST: input checks, throttles,
-on-behalf-of rules, run caps, and the same error codes."""
+on-behalf-of rules, run caps, and the same error codes (the body limit:
+test_mcp_body_limit.py)."""
 
 import json
 
@@ -117,16 +118,6 @@ def test_a_message_too_deep_for_the_protocol_parser_is_a_json_rpc_400(asgi_serve
     assert response.json()["error"]["code"] == -32700
     [after] = over_mcp(asgi_server.url, agent_key, [("memory_search", {"query": "x"})])
     assert not after.is_error
-
-
-def test_an_oversize_body_is_too_large_as_over_rest(asgi_server, agent_key, settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
-    arguments = remember_body(content="y" * 3000)
-    runtime = conversation_headers()
-    [result] = over_mcp(asgi_server.url, agent_key, [("memory_remember", arguments)], **runtime)
-    rest = over_rest(asgi_server.url, agent_key, "memory_remember", arguments, **runtime)
-    assert rest.status_code == 413
-    assert refusal(result) == {**rest.json(), "status": 413}
 
 
 @pytest.mark.parametrize(
