@@ -7,6 +7,7 @@ import enum
 import json
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -16,15 +17,24 @@ import httpx
 
 from agent_memory_client.errors import ApiError, Conflict, RateLimited, error_for
 from agent_memory_client.types import (
+    CaptureResult,
     ContextResult,
+    DeletionRequest,
     Document,
+    DocumentList,
     Event,
     Proposal,
     SearchHit,
+    Version,
     WriteResult,
 )
 
 DEFAULT_TIMEOUT = 30.0
+# What a proxy answers while the server behind it restarts: the event stream
+# reconnects after these as after a dropped connection.
+RECONNECT_STATUSES: Final = frozenset({502, 503, 504})
+RECONNECT_FIRST_WAIT = 1.0
+RECONNECT_MAX_WAIT = 30.0
 
 
 class Unset(enum.Enum):
@@ -119,42 +129,85 @@ class MemoryClient:
     def events(
         self, *, after: int = 0, conversation: str = "", on_behalf_of: str = ""
     ) -> Iterator[Event]:
-        """Follow the event stream forever; a dropped connection or a server
-        restart resumes after the last event seen (`Last-Event-ID`). A 429 is
-        retried as a call's is; the count starts again once a stream opens."""
+        """Follow the event stream forever, resuming after the last event seen
+        (`Last-Event-ID`).
+
+        A dropped connection, a server restart (which a proxy answers 502, 503
+        or 504) and a stream that ends without an event are retried after a
+        wait that doubles up to RECONNECT_MAX_WAIT, or the `Retry-After` if
+        longer, and starts over once an event arrives: a server on its way
+        back is not asked again and again. A stream that stayed open that
+        long before ending is followed at once. A 429 is retried as a call's is;
+        the count starts again once a stream opens. A success that is not an
+        event stream (a proxy's page) raises `ApiError` `unexpected_answer`,
+        since asking again would get the same page."""
         last = after
-        params = {"conversation": conversation} if conversation else {}
-        behalf = {"X-Memory-On-Behalf-Of": on_behalf_of} if on_behalf_of else {}
-        retried = 0
+        backoff = _Backoff(RECONNECT_FIRST_WAIT, RECONNECT_MAX_WAIT)
+        rate_limited = 0
         while True:
-            headers = {
-                **self._auth,
-                **behalf,
-                "Accept": "text/event-stream",
-                "Last-Event-ID": str(last),
-            }
             try:
-                with self._http.stream(
-                    "GET",
-                    f"{self.base_url}/api/v1/events/stream",
-                    headers=headers,
-                    params=params,
-                    timeout=httpx.Timeout(DEFAULT_TIMEOUT, read=60.0),
-                ) as response:
+                with self._open_events(last, conversation, on_behalf_of) as response:
                     if response.status_code < 400:
-                        retried = 0
+                        _check_event_stream(response)
+                        rate_limited = 0
+                        opened = time.monotonic()
+                        delivered = False
                         for event in _sse_events(response.iter_lines()):
-                            last = event["id"]
+                            last, delivered = event["id"], True
+                            backoff.reset()
                             yield event
-                        continue
-                    response.read()
+                        # A quiet stream the server ends at its lifetime's end
+                        # was healthy: follow it at once. One that ends at once
+                        # is a server on its way down.
+                        if delivered or time.monotonic() - opened >= RECONNECT_MAX_WAIT:
+                            backoff.reset()
+                            continue
+                        wait = backoff.next()
+                    elif response.status_code in RECONNECT_STATUSES:
+                        response.read()
+                        wait = max(backoff.next(), _retry_after(response))
+                    else:
+                        response.read()
+                        error = error_for(
+                            response.status_code, _body(response), _retry_after(response)
+                        )
+                        wait = self._retry_wait(error, rate_limited)
+                        rate_limited += 1
             except httpx.TransportError:
-                self._sleep(1.0)
-                continue
+                wait = backoff.next()
             # Waited for with the answer closed, so its connection is free meanwhile.
-            error = error_for(response.status_code, _body(response), _retry_after(response))
-            self._sleep(self._retry_wait(error, retried))
-            retried += 1
+            self._sleep(wait)
+
+    def _open_events(
+        self, last: int, conversation: str, on_behalf_of: str
+    ) -> AbstractContextManager[httpx.Response]:
+        headers = {**self._auth, "Accept": "text/event-stream", "Last-Event-ID": str(last)}
+        if on_behalf_of:
+            headers["X-Memory-On-Behalf-Of"] = on_behalf_of
+        return self._http.stream(
+            "GET",
+            f"{self.base_url}/api/v1/events/stream",
+            headers=headers,
+            params={"conversation": conversation} if conversation else {},
+            timeout=httpx.Timeout(DEFAULT_TIMEOUT, read=60.0),
+        )
+
+
+class _Backoff:
+    """Waits that double from `first` up to `cap`, and start over on `reset`."""
+
+    def __init__(self, first: float, cap: float) -> None:
+        self.first = first
+        self.cap = cap
+        self._wait = first
+
+    def next(self) -> float:
+        wait = self._wait
+        self._wait = min(wait * 2, self.cap)
+        return wait
+
+    def reset(self) -> None:
+        self._wait = self.first
 
 
 @dataclass(frozen=True)
@@ -236,7 +289,7 @@ class Conversation:
         cursor: str | Unset | None = UNSET,
         limit: int | Unset = UNSET,
         include_inactive: bool | Unset = UNSET,
-    ) -> dict[str, Any]:
+    ) -> DocumentList:
         return self.call(
             "memory_list",
             store=store,
@@ -253,7 +306,7 @@ class Conversation:
         store: str | Unset = UNSET,
         path: str | Unset = UNSET,
         limit: int | Unset = UNSET,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Version]:
         return self.call("memory_history", id=id, store=store, path=path, limit=limit)["versions"]
 
     def remember(
@@ -390,9 +443,15 @@ class Conversation:
         )
 
     def delete(
-        self, id: str | Unset = UNSET, *, store: str | Unset = UNSET, path: str | Unset = UNSET
-    ) -> dict[str, Any]:
-        return self.call("memory_delete", id=id, store=store, path=path)
+        self,
+        id: str | Unset = UNSET,
+        *,
+        store: str | Unset = UNSET,
+        path: str | Unset = UNSET,
+        reason: str | Unset = UNSET,
+    ) -> DeletionRequest:
+        """Asks for the deletion, which a human confirms; `reason` is shown to them."""
+        return self.call("memory_delete", id=id, store=store, path=path, reason=reason)
 
     def capture(
         self,
@@ -401,7 +460,7 @@ class Conversation:
         messages: list[dict[str, str]] | Unset | None = UNSET,
         run_id: str | Unset = UNSET,
         source_refs: list[dict[str, str]] | Unset = UNSET,
-    ) -> dict[str, Any]:
+    ) -> CaptureResult:
         """A run's transcript (text, or `messages` as role/content pairs) made
         into conversation drafts: `{"kept": [...], "skipped": [...]}`."""
         return self.call(
@@ -418,10 +477,22 @@ def _json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError as error:
-        detail = f"The answer is not JSON: {response.text[:200]!r}"
-        raise ApiError(
-            response.status_code, {"error": "unexpected_answer", "detail": detail}
-        ) from error
+        raise _unexpected(response, "JSON") from error
+
+
+def _check_event_stream(response: httpx.Response) -> None:
+    """Refuses a successful answer that is not an event stream (a proxy's
+    sign-in page, say): it holds no events, and the same request would only
+    get it again."""
+    content_type = response.headers.get("Content-Type", "")
+    if content_type.partition(";")[0].strip().lower() != "text/event-stream":
+        response.read()
+        raise _unexpected(response, "an event stream")
+
+
+def _unexpected(response: httpx.Response, expected: str) -> ApiError:
+    detail = f"The answer is not {expected}: {response.text[:200]!r}"
+    return ApiError(response.status_code, {"error": "unexpected_answer", "detail": detail})
 
 
 def _body(response: httpx.Response) -> dict[str, Any]:

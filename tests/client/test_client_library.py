@@ -1,14 +1,17 @@
 """The client library (client/) against the live server."""
 
 import importlib.util
+import inspect
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from typing import get_args, get_origin, get_type_hints, is_typeddict
 
 import httpx
 import pytest
 from agent_memory_client import (
     Conflict,
+    Conversation,
     InvalidInput,
     MemoryClient,
     NotAuthenticated,
@@ -30,6 +33,20 @@ LEARNING = {
     "title": "Nginx crash loop after config reload",
     "content": "The ingress pods crash-loop after a config reload; roll back the configmap.",
     "doc_type": "incident",
+}
+# The Conversation method of each tool the server lists.
+METHODS = {
+    "memory_context": "context",
+    "memory_search": "search",
+    "memory_mark_used": "mark_used",
+    "memory_read": "read",
+    "memory_list": "list_documents",
+    "memory_history": "history",
+    "memory_remember": "remember",
+    "memory_patch": "patch",
+    "memory_delete": "delete",
+    "memory_propose_promotion": "propose_promotion",
+    "memory_capture": "capture",
 }
 
 
@@ -64,7 +81,14 @@ def test_a_turn_round_trips_with_headers_set_once(memory):
     assert (usage.run_id, usage.hit) == ("run-1", True)
 
 
+def _keywords(method: str) -> set[str]:
+    return set(inspect.signature(getattr(Conversation, method)).parameters) - {"self"}
+
+
 def test_every_argument_of_api_md_is_a_keyword(memory):
+    manifest = {tool["name"]: set(tool["input_schema"]["properties"]) for tool in memory.tools()}
+    assert manifest.keys() == METHODS.keys()
+    assert {tool: _keywords(METHODS[tool]) for tool in manifest} == manifest
     turn = memory.conversation("conv-args", run="run-1")
     first = turn.remember(**LEARNING)
     turn.patch(first["id"], expected_sha256=first["sha256"], content="Roll back the configmap.")
@@ -81,6 +105,88 @@ def test_every_argument_of_api_md_is_a_keyword(memory):
         run_id="run-1",
     )
     assert [kept["title"] for kept in captured["kept"]]
+    asked = turn.delete(first["id"], reason="Superseded by the runbook.")
+    item = DreamReviewItem.objects.get(pk=asked["review_item_id"])
+    assert item.rationale == "Superseded by the runbook."
+
+
+@pytest.fixture
+def answers(memory):
+    """One live answer of each tool (and of the event stream), with its optional
+    parts present: sources, an expiry, a next cursor, a skipped draft."""
+    turn = memory.conversation("conv-types", run="run-1")
+    saved = turn.remember(
+        **LEARNING,
+        recall_hint="ingress crash loop",
+        tags=["ingress"],
+        entities={"namespace": "ingress"},
+        always_inject=True,
+        importance=7,
+        expires_at="2099-01-01T00:00:00Z",
+        source_refs=[{"kind": "url", "ref": "https://runbooks.example/ingress"}],
+    )
+    turn.remember(title="Payments pool", content="The payments pool is sized per pod.")
+    patched = turn.patch(saved["id"], expected_sha256=saved["sha256"], importance=8)
+    agent = UserFactory(username="agent")
+    MemoryEvent.objects.create(type="memory.test", principal=agent, payload={"n": 1})
+    stream = memory.events()
+    event = next(stream)
+    stream.close()
+    return {
+        "memory_remember": saved,
+        "memory_patch": patched,
+        "memory_read": turn.read(saved["id"]),
+        "memory_search": turn.search("nginx crash loop"),
+        "memory_list": turn.list_documents("conversation", limit=1),
+        "memory_history": turn.history(saved["id"]),
+        "memory_context": turn.context("ingress pods crash after a config reload"),
+        "memory_mark_used": turn.mark_used([saved["id"]]),
+        "memory_propose_promotion": turn.propose_promotion(
+            saved["id"], target_store="workspace_runbooks", rationale="Seen twice."
+        ),
+        "memory_delete": turn.delete(saved["id"], reason="Superseded."),
+        "memory_capture": turn.capture(
+            "Learnings:\n"
+            "- Restart node-local-dns when pods cannot resolve cluster names.\n"
+            "- Restart node-local-dns when pods cannot resolve cluster names!\n"
+        ),
+        "events": event,
+    }
+
+
+def _mismatches(value: object, hint: object, where: str) -> list[str]:
+    """Where `value` strays from `hint`: keys a TypedDict does not declare, or
+    requires and `value` lacks, in nested TypedDicts and lists too."""
+    if is_typeddict(hint):
+        declared = get_type_hints(hint)
+        found = [f"{where}.{key} undeclared" for key in value.keys() - declared.keys()]
+        found += [f"{where}.{key} missing" for key in hint.__required_keys__ - value.keys()]
+        for key in value.keys() & declared.keys():
+            found += _mismatches(value[key], declared[key], f"{where}.{key}")
+        return found
+    if get_origin(hint) is list:
+        (item,) = get_args(hint)
+        return [
+            mismatch
+            for index, element in enumerate(value)
+            for mismatch in _mismatches(element, item, f"{where}[{index}]")
+        ]
+    return []
+
+
+def test_every_key_the_server_answers_is_declared_in_the_returned_type(memory, answers):
+    assert answers.keys() - {"events"} == {tool["name"] for tool in memory.tools()}
+    assert answers["memory_context"]["documents"] and answers["memory_capture"]["skipped"]
+    assert answers["memory_list"]["next_cursor"]
+    returned = {tool: get_type_hints(getattr(Conversation, METHODS[tool])) for tool in METHODS}
+    (event,) = get_args(get_type_hints(MemoryClient.events)["return"])
+    hints = {tool: hints["return"] for tool, hints in returned.items()} | {"events": event}
+    mismatches = [
+        mismatch
+        for tool, answer in answers.items()
+        for mismatch in _mismatches(answer, hints[tool], tool)
+    ]
+    assert sorted(mismatches) == []
 
 
 def test_errors_raise_typed_exceptions_with_the_api_fields(memory, live_server):

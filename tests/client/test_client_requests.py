@@ -1,6 +1,7 @@
 """What the client sends and how it reads the answers, against a stand-in server
 (httpx.MockTransport); tests/client/ runs it against the real one."""
 
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -8,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from agent_memory_client import UNSET, ApiError, MemoryClient, RateLimited
+from agent_memory_client import client as client_module
 
 SHA = "a" * 64
 DOC_ID = "5f0c6f1e-8d3b-4c2a-9a57-2d7c1b0e4f11"
@@ -35,9 +37,19 @@ def _recording(body: object = WRITTEN) -> tuple[MemoryClient, list[tuple[str, di
     return client, sent
 
 
-def _answers(*responses: httpx.Response) -> Callable[[httpx.Request], httpx.Response]:
-    queue: Iterator[httpx.Response] = iter(responses)
-    return lambda request: next(queue)
+def _answers(
+    *responses: httpx.Response | httpx.TransportError,
+) -> Callable[[httpx.Request], httpx.Response]:
+    """Serves `responses` in order; a transport error is raised, as a dropped connection's."""
+    queue: Iterator[httpx.Response | httpx.TransportError] = iter(responses)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        response = next(queue)
+        if isinstance(response, httpx.TransportError):
+            raise response
+        return response
+
+    return answer
 
 
 def _rate_limited(retry_after: str) -> httpx.Response:
@@ -122,6 +134,12 @@ def test_update_without_a_change_is_refused():
     assert sent == []
 
 
+def test_a_deletion_sends_its_reason():
+    client, sent = _recording({"status": "pending_confirmation", "review_item_id": DOC_ID})
+    client.conversation("c").delete(DOC_ID, reason="Superseded by the runbook.")
+    assert sent == [("memory_delete", {"id": DOC_ID, "reason": "Superseded by the runbook."})]
+
+
 def test_neither_id_nor_store_and_path_is_left_to_the_server():
     client, sent = _recording()
     client.conversation("c").delete()
@@ -171,7 +189,7 @@ def test_a_success_that_is_not_json_raises_api_error_with_an_excerpt():
 
 
 def _stream(*event_ids: int) -> httpx.Response:
-    frames = "".join(
+    frames = "retry: 2000\n\n" + "".join(
         f"id: {id}\ndata: {json.dumps({'id': id, 'type': 'memory.test'})}\n\n" for id in event_ids
     )
     return httpx.Response(200, text=frames, headers={"Content-Type": "text/event-stream"})
@@ -223,3 +241,76 @@ def test_events_are_read_on_behalf_of_a_user():
     stream.close()
     assert seen[0].headers["X-Memory-On-Behalf-Of"] == "alice"
     assert seen[0].headers["Last-Event-ID"] == "3"
+
+
+def _proxy_error(status: int, retry_after: str | None = None) -> httpx.Response:
+    """What a proxy answers while the server behind it restarts: a page, not the API's JSON."""
+    headers = {"Retry-After": retry_after} if retry_after else {}
+    return httpx.Response(status, text="<html>Bad Gateway</html>", headers=headers)
+
+
+def _followed(client: MemoryClient, count: int) -> list[int]:
+    stream = client.events()
+    ids = [next(stream)["id"] for _ in range(count)]
+    stream.close()
+    return ids
+
+
+def test_events_go_on_after_a_restart_behind_a_proxy():
+    client, waits = _client(_answers(_stream(1, 2), _proxy_error(502), _stream(3)))
+    assert _followed(client, 3) == [1, 2, 3]
+    assert waits == [1.0]
+
+
+def test_events_wait_longer_after_each_failed_reconnect_and_start_over_after_an_event():
+    dropped = httpx.ConnectError("Connection refused")
+    answers = [_proxy_error(502), _proxy_error(503), _proxy_error(504), dropped, _stream(3)]
+    client, waits = _client(_answers(*answers, _proxy_error(502), _stream(4)))
+    assert _followed(client, 2) == [3, 4]
+    assert waits == [1.0, 2.0, 4.0, 8.0, 1.0]
+
+
+def test_events_wait_at_most_the_cap_between_reconnects():
+    client, waits = _client(_answers(*[_proxy_error(503)] * 8, _stream(3)))
+    assert _followed(client, 1) == [3]
+    assert waits == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+
+
+def test_events_honour_a_proxys_retry_after():
+    client, waits = _client(_answers(_proxy_error(503, retry_after="45"), _stream(3)))
+    assert _followed(client, 1) == [3]
+    assert waits == [45.0]
+
+
+def test_events_wait_before_reopening_a_stream_that_ended_without_an_event():
+    client, waits = _client(_answers(_stream(), _stream(), _stream(3)))
+    assert _followed(client, 1) == [3]
+    assert waits == [1.0, 2.0]
+
+
+def test_events_follow_at_once_a_quiet_stream_the_server_ended_after_its_lifetime(monkeypatch):
+    clock = itertools.count(0.0, 300.0)  # each look at the clock, five minutes on
+    monkeypatch.setattr(client_module.time, "monotonic", lambda: next(clock))
+    client, waits = _client(_answers(_stream(), _stream(), _stream(3)))
+    assert _followed(client, 1) == [3]
+    assert waits == []
+
+
+def test_events_answered_with_a_page_raise_unexpected_answer_instead_of_asking_again():
+    page = httpx.Response(200, text="<html><body>Please sign in to the proxy</body></html>")
+    client, waits = _client(_answers(page))
+    with pytest.raises(ApiError) as unexpected:
+        next(client.events())
+    assert unexpected.value.status == 200
+    assert unexpected.value.code == "unexpected_answer"
+    assert "Please sign in to the proxy" in unexpected.value.detail
+    assert waits == []
+
+
+def test_events_raise_an_error_the_server_answers():
+    failing = httpx.Response(500, json={"error": "error", "detail": "Server error."})
+    client, waits = _client(_answers(failing))
+    with pytest.raises(ApiError) as failed:
+        next(client.events())
+    assert failed.value.status == 500
+    assert waits == []
