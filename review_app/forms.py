@@ -101,6 +101,11 @@ class DecisionForm(ErrorTextMixin, forms.Form):
     note = Text(required=False, max_length=2000)
     content = Text(required=False, max_length=100_000, strip=False)
 
+    def clean_content(self) -> str:
+        """The "Edit before approving" box is always sent, with a browser's
+        CRLF line breaks: as LF, an untouched proposal is not an edit."""
+        return self.cleaned_data["content"].replace("\r\n", "\n").replace("\r", "\n")
+
     def clean(self):
         data = super().clean()
         if data.get("action") == "reject" and not data.get("note") and "note" not in self.errors:
@@ -123,9 +128,11 @@ class BulkDecisionForm(DecisionForm):
     def clean(self):
         data = super().clean()
         try:
-            data["items"] = [str(uuid.UUID(value)) for value in self.item_ids[:BULK_LIMIT]]
+            ids = [str(uuid.UUID(value)) for value in self.item_ids[:BULK_LIMIT]]
         except ValueError:
             raise forms.ValidationError("Not a review item id.") from None
+        # An item sent twice is decided once, and counted once.
+        data["items"] = list(dict.fromkeys(ids))
         if not data["items"]:
             raise forms.ValidationError("Select at least one item.")
         return data
@@ -437,9 +444,18 @@ class MemoryForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
         }
 
 
+def posted_base_version(data) -> int | None:
+    """The version of the memory an edit form was drawn from (its hidden
+    `base_version`); None when the form does not say, or says nothing a
+    version can be."""
+    value = data.get("base_version", "")
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
+
+
 class MemoryActionForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
     """Edit, pin, delete or restore one memory. Deleting needs `confirm`:
-    without it the page asks first."""
+    without it the page asks first. An edit names the version it was drawn
+    from (`base_version`), which the save checks is still the head."""
 
     action = forms.ChoiceField(
         choices=[(a, a) for a in ("edit", "pin", "unpin", "tombstone", "restore")]
@@ -455,6 +471,7 @@ class MemoryActionForm(MemoryContentMixin, ErrorTextMixin, MetadataFieldsMixin):
         data = super().clean()
         if data.get("action") == "edit" and "content" in data and not data["content"].strip():
             self.add_error("content", "An edit needs some content.")
+        data["base_version"] = posted_base_version(self.data)
         return data
 
 

@@ -7,18 +7,20 @@ delete asks first (confirm.py).
 """
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields, replace
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from memory_app.errors import Conflict
 from memory_app.models import MemoryDocument
 from memory_app.policy import check_can_curate
 from memory_app.services.authoring import memory_edit
 from memory_app.services.curate import document_always_inject_set, document_state_set
 from review_app.confirm import confirm_delete
 from review_app.errors import page_errors
-from review_app.forms import MemoryActionForm, metadata_values
+from review_app.forms import MemoryActionForm, metadata_values, posted_base_version
 from review_app.memory_forms import MemoryFormView, memory_form, submit
 
 DONE = {
@@ -34,17 +36,40 @@ DONE = {
 PageRenderer = Callable[[tuple[str, MemoryFormView], int], HttpResponse]
 
 
+@dataclass(frozen=True)
+class EditFormView(MemoryFormView):
+    """One memory's edit form and the version it edits (`base_version`,
+    sent back hidden). `conflict`: refused because someone saved a newer
+    version; the page shows that version beside what was typed."""
+
+    base_version: int | None = None
+    conflict: bool = False
+
+
+def edit_form_view(
+    view: MemoryFormView, base_version: int | None, *, conflict: bool = False
+) -> EditFormView:
+    shown = {f.name: getattr(view, f.name) for f in fields(view)}
+    return EditFormView(**shown, base_version=base_version, conflict=conflict)
+
+
 def with_edit_forms(
     documents: Iterable[MemoryDocument], editing: tuple[str, MemoryFormView] | None = None
 ) -> None:
-    """Give each listed memory its edit form: the refused one as it was typed."""
+    """Give each listed memory its edit form: the refused one as it was typed.
+    A form refused for a newer version now edits that version, the one the
+    page shows it beside: saved again, it replaces it knowingly."""
     for document in documents:
         if editing and editing[0] == str(document.pk):
-            document.edit_form = editing[1]
+            refused = editing[1]
+            if isinstance(refused, EditFormView) and refused.conflict:
+                refused = replace(refused, base_version=document.version)
+            document.edit_form = refused
         else:
             values = {"title": document.title, "content": document.content}
             values |= metadata_values(document)
-            document.edit_form = memory_form(str(document.pk), values, with_path=False)
+            view = memory_form(str(document.pk), values, with_path=False)
+            document.edit_form = edit_form_view(view, document.version)
 
 
 def list_url(base: str, page_number: str | None) -> str:
@@ -67,13 +92,22 @@ def memory_action(
         refusal = submit(
             request,
             MemoryActionForm(request.POST, current=document),
-            lambda title, content, metadata, **_: memory_edit(
-                user=user, document=document, title=title, content=content, metadata=metadata
+            lambda title, content, metadata, base_version, **_: memory_edit(
+                user=user,
+                document=document,
+                base_version=base_version,
+                title=title,
+                content=content,
+                metadata=metadata,
             ),
         )
         if refusal:
             uid = str(document.pk)
-            refused = memory_form(uid, with_path=False, refusal=refusal)
+            refused = edit_form_view(
+                memory_form(uid, with_path=False, refusal=refusal),
+                posted_base_version(request.POST),
+                conflict=refusal.status == Conflict.status,
+            )
             return render_page((uid, refused), refusal.status)
         messages.success(request, DONE["edit"])
         return redirect(back_url)

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from memory_app.access import store_ref
 from memory_app.actors import actor_for
-from memory_app.errors import InvalidInput, PermissionDenied
+from memory_app.errors import Conflict, InvalidInput, PermissionDenied
 from memory_app.models import ChangeKind, DocType, MemoryDocument, MemoryStore, Scope, Trust
 from memory_app.paths import path_from_title
 from memory_app.policy import can_author_store, check_can_curate, check_document_writable
@@ -126,13 +126,19 @@ def memory_edit(
     *,
     user: AbstractBaseUser,
     document: MemoryDocument,
+    base_version: int | None,
     title: str,
     content: str,
     metadata: AuthoredMetadata | None = None,
 ) -> MemoryDocument:
     """A person's edit: a new version by them. Permission: may curate. Without
     `metadata` the document's metadata is kept; without its `source_refs`,
-    the head's evidence is. An empty title is derived from the content."""
+    the head's evidence is. An empty title is derived from the content.
+
+    `base_version` is the version the person edited: when another writer
+    has saved since, the edit is refused (Conflict) rather than replacing
+    their version unseen, as `memory_patch` refuses a stale sha (DESIGN
+    §3.5). None, from a form that does not say, is refused the same way."""
     check_can_curate(user, document)
     title = title.strip() or title_from_content(content)
     scanned = _scan(
@@ -144,6 +150,7 @@ def memory_edit(
     with transaction.atomic():
         locked = MemoryDocument.objects.select_for_update().get(pk=document.pk)
         check_document_writable(locked.state)
+        _check_base(locked, base_version)
         kept_refs = head_source_refs(locked)
         sent = metadata.source_refs if metadata is not None else None
         refs = kept_refs if sent is None else list(sent)
@@ -165,6 +172,21 @@ def memory_edit(
             payload={"via": "page", "path": locked.path, "outcome": "updated"},
         )
     return locked
+
+
+def _check_base(locked: MemoryDocument, base_version: int | None) -> None:
+    """Of two people saving edits of one version, the second is told."""
+    if base_version == locked.version:
+        return
+    detail = (
+        f"This memory changed meanwhile: v{locked.version} was saved (by someone else, "
+        f"an agent or another tab) after this form was drawn from v{base_version}."
+        if base_version is not None
+        else "This form does not say which version of this memory it was drawn from "
+        f"(it is from an older page), so it could undo a newer one: v{locked.version} "
+        "is there now."
+    )
+    raise Conflict(detail, current_sha256=locked.content_sha256, current_version=locked.version)
 
 
 def _kept(document: MemoryDocument) -> AuthoredMetadata:

@@ -111,6 +111,7 @@ def test_my_memories_take_metadata_and_an_edit_keeps_the_evidence(client, owner)
     assert_full(document)
     edit = {
         "action": "edit",
+        "base_version": "1",
         "title": "Ingress restarts",
         "content": "Roll back, then verify.",
         "metadata": "1",
@@ -128,7 +129,10 @@ def test_an_edit_without_the_metadata_block_keeps_the_metadata(client, owner):
     client.force_login(owner)
     client.post("/mine/add", FULL)
     document = MemoryDocument.objects.get(store=store_for_user(user=owner))
-    client.post(f"/mine/{document.pk}/", {"action": "edit", "title": "T", "content": "New."})
+    client.post(
+        f"/mine/{document.pk}/",
+        {"action": "edit", "base_version": "1", "title": "T", "content": "New."},
+    )
     document.refresh_from_db()
     assert document.content == "New."
     assert_full(document)

@@ -79,7 +79,7 @@ def test_a_rollback_from_the_history_keeps_the_reason_typed_above(client, paymen
     client.force_login(manager)
     client.post(
         f"/systems/payments-api/{note.pk}/",
-        {"action": "edit", "title": "owner", "content": "Owned by billing."},
+        {"action": "edit", "base_version": "1", "title": "owner", "content": "Owned by billing."},
     )
     client.post(
         f"/documents/{note.pk}/curate", {"rollback": "1", "reason": "billing never owned it"}
@@ -94,7 +94,7 @@ def test_the_rollback_buttons_submit_the_curate_form_with_its_reason(client, pay
     client.force_login(manager)
     client.post(
         f"/systems/payments-api/{note.pk}/",
-        {"action": "edit", "title": "owner", "content": "Owned by billing."},
+        {"action": "edit", "base_version": "1", "title": "owner", "content": "Owned by billing."},
     )
     html = client.get(f"/documents/{note.pk}/").content.decode()
     assert '<form method="post" action="/documents/' in html and 'id="curate-form"' in html

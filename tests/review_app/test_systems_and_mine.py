@@ -120,7 +120,12 @@ def test_a_manager_edits_and_deletes_as_new_versions(client, ledger, cast):
     client.force_login(cast["manager"])
     client.post(
         f"/systems/ledger/{note.pk}/",
-        {"action": "edit", "title": "Owner", "content": "The ledger-owners team owns it."},
+        {
+            "action": "edit",
+            "base_version": "1",
+            "title": "Owner",
+            "content": "The ledger-owners team owns it.",
+        },
     )
     client.post(f"/systems/ledger/{note.pk}/", {"action": "tombstone", "confirm": "on"})
     note.refresh_from_db()
@@ -210,7 +215,8 @@ def test_my_memories_actions(client, owner, preferences):
     client.force_login(owner)
     client.post(f"/mine/{mine.pk}/", {"action": "pin"})
     client.post(
-        f"/mine/{mine.pk}/", {"action": "edit", "title": "editor", "content": "Prefers neovim."}
+        f"/mine/{mine.pk}/",
+        {"action": "edit", "base_version": "1", "title": "editor", "content": "Prefers neovim."},
     )
     mine.refresh_from_db()
     assert mine.always_inject and mine.content == "Prefers neovim." and mine.version == 2
