@@ -11,7 +11,6 @@ from contextlib import closing, suppress
 
 import django
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
@@ -19,6 +18,7 @@ from django.http import FileResponse, HttpResponseBase, JsonResponse
 from django.urls import set_script_prefix
 
 from memory_app.errors import TooLarge
+from memory_app.request_body import body_within_limit
 
 # Idle request threads kept for the next requests; more than this many at
 # once are shut down after their request, as Django's handler does with all.
@@ -104,24 +104,9 @@ class SyncStackHandler(ASGIHandler):
         file, before any middleware can look at its size: a client could
         have the server write gigabytes to disk without a token. No endpoint
         takes uploads, so the limit is the one every request body is held
-        to (MEMORY_MAX_BODY_BYTES)."""
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        # Never more than the limit: held in memory, as Django would hold it.
-        body_file = io.BytesIO()
-        received = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise RequestAborted()
-            chunk = message.get("body", b"")
-            received += len(chunk)
-            if received > limit:
-                raise TooLarge.body()
-            body_file.write(chunk)
-            if not message.get("more_body", False):
-                break
-        body_file.seek(0)
-        return body_file
+        to (MEMORY_MAX_BODY_BYTES), and the body is held in memory, as
+        Django would hold one that size."""
+        return io.BytesIO(await body_within_limit(receive))
 
     async def _stream(self, response, receive, send) -> None:
         """Send a streaming answer until it ends or its client disconnects.

@@ -24,6 +24,7 @@ from memory_app.mcp.server import api_error, memory_mcp_server
 from memory_app.observability.context import request_id_from, request_id_var
 from memory_app.observability.metrics import http_request_observe
 from memory_app.private_answers import PRIVATE
+from memory_app.request_body import body_within_limit
 from memory_app.services.principals import api_key_authenticate
 
 logger = logging.getLogger("memory_app.requests")
@@ -120,33 +121,6 @@ def _declared_length(headers: dict[str, str]) -> int | None:
         return None
 
 
-async def _body_read(headers: dict[str, str], receive) -> bytes:
-    """The whole MCP message, refused once it passes the limit REST bodies
-    are held to (MEMORY_MAX_BODY_BYTES).
-
-    The limit is for what the server receives, so it counts the JSON-RPC
-    message, not the tool's arguments alone: bulk elsewhere in it (`_meta`)
-    counts too. A declared length over the limit is refused unread; a body
-    without one, as its bytes arrive."""
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    declared = _declared_length(headers)
-    if declared is not None and declared > limit:
-        raise TooLarge.body()
-    chunks: list[bytes] = []
-    received = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise RequestAborted()
-        chunk = message.get("body", b"")
-        received += len(chunk)
-        if received > limit:
-            raise TooLarge.body()
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 def _replaying(body: bytes, receive):
     """The protocol's `receive`: the body already read, then what the client
     sends next (its disconnect)."""
@@ -220,7 +194,7 @@ def with_mcp(django_app):
 
         async def post() -> None:
             try:
-                body = await _body_read(headers, receive)
+                body = await body_within_limit(receive, _declared_length(headers))
             except RequestAborted:
                 return
             except TooLarge as error:

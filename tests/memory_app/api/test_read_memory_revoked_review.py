@@ -14,16 +14,9 @@ from memory_app.services.principals import group_memory_policy_set, system_grant
 from memory_app.services.stores import store_for_system
 from tests.factories import UserFactory, make_document
 from tests.memory_app.api.conftest import remember_body
+from tests.review_app.test_read_memory_revoked_pages import CURRENT, PROPOSED, SECRET, revoke_read
 
 pytestmark = pytest.mark.django_db
-
-SECRET = "TOPSECRET: the master key is rotated with vault-rotate --force"
-CURRENT = "CURRENT-RUNBOOK: restart the ingress pods one at a time"
-PROPOSED = "PROPOSED-RUNBOOK: roll back the configmap, then verify"
-
-
-def revoke_read(team: str) -> None:
-    group_memory_policy_set(team=Group.objects.get(name=team), read=False, manage=True)
 
 
 def refused(response) -> dict:
