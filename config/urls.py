@@ -37,5 +37,6 @@ urlpatterns = [
     path("", include("review_app.urls")),
 ]
 
+handler400 = "review_app.errors.bad_request_page"
 handler403 = "review_app.errors.permission_denied_page"
 handler404 = "review_app.errors.not_found_page"

@@ -11,7 +11,7 @@ from django.utils.cache import add_never_cache_headers
 
 from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
-from memory_app.errors import InvalidInput
+from memory_app.errors import InvalidInput, WriteBlocked
 from memory_app.models import DocState
 from memory_app.policy import can_curate, can_govern, can_redact
 from memory_app.selectors.chain import version_chain_verify
@@ -20,11 +20,12 @@ from memory_app.services.curate import (
     document_rollback,
     document_state_set,
 )
+from memory_app.services.guard import scan_note
 from memory_app.services.redact import document_redact, redaction_preview
 from review_app.confirm import confirm_delete
 from review_app.diffs import build_diff
 from review_app.display import diff_view
-from review_app.errors import page_errors
+from review_app.errors import page_errors, refusal_under
 from review_app.forms import CurateForm, RedactForm
 from review_app.memory_forms import text_without_credentials
 from review_app.methods import page_view, post_only
@@ -47,9 +48,13 @@ def document_page(request: HttpRequest, document_id) -> HttpResponse:
     return _document_page(request, _document(request, document_id))
 
 
-def _document_page(request: HttpRequest, document, *, refused: dict | None = None) -> HttpResponse:
+def _document_page(
+    request: HttpRequest, document, *, refused: dict | None = None, status: int = 400
+) -> HttpResponse:
     """The page, also as it is drawn again around a refused curate or
-    redact form, with what was typed in it and the error under it (`refused`)."""
+    redact form, with what was typed in it and the error under it
+    (`refused`), answering `status` (400 for the form, the service's own
+    for a text it refused)."""
     history = _history_page(request, document)
     versions = list(history.object_list)
     head = _head(document, versions)
@@ -74,7 +79,7 @@ def _document_page(request: HttpRequest, document, *, refused: dict | None = Non
         "refused": refused or {},
         "active_page": "browser",
     }
-    status = 400 if refused else 200
+    status = status if refused else 200
     try:
         context.update(_comparison(document, request.GET, listed=versions))
     except ValueError as error:
@@ -214,41 +219,59 @@ def document_curate(request: HttpRequest, document_id) -> HttpResponse:
         refused["reason"] = text_without_credentials(form.data.get("reason", ""))
         return _document_page(request, document, refused=refused)
     data = form.cleaned_data
-    action, reason = data["action"], data.get("reason", "")
-    if action == "tombstone" and not data["confirm"]:
-        return confirm_delete(
-            request,
-            document,
-            back_url=reverse("review:document", args=[document.pk]),
-            carry={"action": action, "reason": reason},
-            active_page="browser",
-        )
+    reason = data.get("reason", "")
     with page_errors(request):
-        if action == "rollback":
-            version = data["version"]
-            result = document_rollback(
-                user=request.user, document=document, version=version, reason=reason
-            )
-            if result.version == document.version:
-                messages.info(
-                    request, f"Version {version} holds the current text; nothing changed."
-                )
-            else:
-                messages.success(
-                    request, f"Rolled back to version {version}'s text as version {result.version}."
-                )
-        elif action in ("pin", "unpin"):
-            document_always_inject_set(user=request.user, document=document, value=action == "pin")
-            messages.success(request, DONE[action])
-        else:
-            document_state_set(
-                user=request.user,
-                document=document,
-                tombstoned=action == "tombstone",
-                reason=reason,
-            )
-            messages.success(request, DONE[action])
+        try:
+            if data["action"] == "tombstone" and not data["confirm"]:
+                return _confirm_tombstone(request, document, reason)
+            _curate(request, document, data)
+        except (WriteBlocked, InvalidInput) as error:
+            # Drawn again with the reason as typed (a credential taken out), as above.
+            refused = {
+                "reason": text_without_credentials(reason),
+                "reason_error": refusal_under(request, error, "reason"),
+            }
+            return _document_page(request, document, refused=refused, status=error.status)
     return redirect("review:document", document_id=document.pk)
+
+
+def _confirm_tombstone(request: HttpRequest, document, reason: str) -> HttpResponse:
+    """Ask before tombstoning, the reason scanned first as the tombstone
+    scans it: the confirmation carries the reason in a hidden input, and a
+    refused one (a credential) must not travel there and back, only to be
+    refused after the question."""
+    scan_note(request.user, reason, tool="document_state_set", store=document.store, field="reason")
+    return confirm_delete(
+        request,
+        document,
+        back_url=reverse("review:document", args=[document.pk]),
+        carry={"action": "tombstone", "reason": reason},
+        active_page="browser",
+    )
+
+
+def _curate(request: HttpRequest, document, data: dict) -> None:
+    """Apply the curate form's action, saying what happened."""
+    action, reason = data["action"], data.get("reason", "")
+    if action == "rollback":
+        version = data["version"]
+        result = document_rollback(
+            user=request.user, document=document, version=version, reason=reason
+        )
+        if result.version == document.version:
+            messages.info(request, f"Version {version} holds the current text; nothing changed.")
+        else:
+            messages.success(
+                request, f"Rolled back to version {version}'s text as version {result.version}."
+            )
+    elif action in ("pin", "unpin"):
+        document_always_inject_set(user=request.user, document=document, value=action == "pin")
+        messages.success(request, DONE[action])
+    else:
+        document_state_set(
+            user=request.user, document=document, tombstoned=action == "tombstone", reason=reason
+        )
+        messages.success(request, DONE[action])
 
 
 def _curate_fields(posted: QueryDict) -> QueryDict:

@@ -112,9 +112,10 @@ def _decide(request: HttpRequest, form: DecisionForm, item_ids: list | None) -> 
         messages.error(request, form.error_text())
     else:
         decision = form.cleaned_data
+        content = _edited_content(form, single=bool(item_ids))
         for item_id in item_ids or decision["items"]:
             try:
-                _apply(request, item_id, decision)
+                _apply(request, item_id, decision, content)
             except NotFound as error:
                 if item_ids and not request.htmx:
                     raise Http404(error.detail) from error
@@ -159,14 +160,26 @@ def _refusals(refused: dict[str, str]) -> list[str]:
     ]
 
 
-def _apply(request: HttpRequest, item_id, decision: dict) -> None:
+def _edited_content(form: DecisionForm, *, single: bool) -> str | None:
+    """The content an approval applies: the card's "Edit before approving"
+    box, sent with every approval from its card, as it was sent. A box
+    emptied is an edit to nothing, which the approval refuses, not the
+    proposal approved unedited. None (each proposal as it is) when the form
+    has no such box, and for a bulk decision: one text is never applied to
+    several proposals."""
+    if not single or "content" not in form.data:
+        return None
+    return form.cleaned_data["content"]
+
+
+def _apply(request: HttpRequest, item_id, decision: dict, content: str | None) -> None:
     action, note = decision["action"], decision.get("note", "")
     if action == "approve":
         promotion_approve(
             user=request.user,
             item_id=item_id,
             note=note,
-            content=decision.get("content") or None,
+            content=content,
             keep_apart=decision.get("keep_apart", ()),
         )
     elif action == "reject":

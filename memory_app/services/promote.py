@@ -243,8 +243,10 @@ def promotion_approve(
     """Apply a proposal: the (possibly edited) content lands in the target store.
 
     Permission: "review promotions", humans only. An agent's proposal whose
-    draft is no longer live is refused (403). Re-scans what is applied, and
-    the note, which becomes the version's reason (422, recorded).
+    draft is no longer live is refused (403), and so is an edit that leaves
+    nothing but whitespace (400): no other write publishes a blank memory.
+    Re-scans what is applied, and the note, which becomes the version's
+    reason (422, recorded).
     Writes a `promote` version with `admin_approved` trust, superseding what
     the target path held; the draft is untouched. A merge's members step
     aside for it, except those in `keep_apart` (ids): a member the reviewer
@@ -259,10 +261,18 @@ def promotion_approve(
             "reject this proposal, whose target is a private store."
         )
     keep_apart = _members_kept_apart(item, keep_apart)
+    # The queue's card sends its edit box with every approval: the proposal
+    # sent back unchanged is no edit, so a merge is still built again
+    # without the members kept apart.
+    if content == item.proposed_content:
+        content = None
     final = item.proposed_content if content is None else content
     if content is None and keep_apart:
         final = _merged_without(item, keep_apart)
     check_sizes(content=final)
+    if not final.strip():
+        message = "An approved memory needs some content; reject the proposal instead."
+        raise InvalidInput(message, fields={"content": [message]})
     store = item.target_store
     draft = item.source_version
     refs = draft_source_refs(draft)

@@ -178,6 +178,23 @@ def test_a_member_kept_apart_leaves_its_words_out_of_the_merge(dns_store, review
     assert "nslookup from two pods on different nodes" in merged
 
 
+def test_a_merge_approved_from_its_card_leaves_a_kept_apart_members_words_out(
+    client, dns_store, reviewer
+):
+    """The card sends its edit box, filled with the proposal, with every
+    approval: sent back unchanged it is no edit."""
+    runbook, rollout, *_ = dns_store
+    run("compact")
+    item = DreamReviewItem.objects.get(action="merge")
+    client.force_login(reviewer)
+    sent_back = item.proposed_content.replace("\n", "\r\n")
+    decision = {"action": "approve", "content": sent_back, "keep_apart": [str(rollout.pk)]}
+    client.post(f"/queue/{item.pk}/decide", decision)
+    merged = MemoryDocument.objects.get(pk=runbook.pk).content
+    assert "rollout restart daemonset/node-local-dns" not in merged
+    assert "nslookup from two pods on different nodes" in merged
+
+
 def test_a_merge_rebuilt_without_a_member_uses_the_text_the_reviewer_saw(dns_store, reviewer):
     runbook, rollout, verify, *_ = dns_store
     run("compact")
