@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 
 from memory_app.access import access_document, store_ref
@@ -76,6 +77,8 @@ def _document_page(
         "may_govern": can_govern(request.user, document),
         "may_redact": can_redact(request.user, document),
         "tombstoned": document.state == DocState.TOMBSTONED,
+        # Served by no read from its expiry on, before the expiry job marks it.
+        "expired": document.expires_at is not None and document.expires_at <= timezone.now(),
         "refused": refused or {},
         "active_page": "browser",
     }

@@ -1,6 +1,9 @@
 """The document page: access matrix, escaping, history, diffs, curation."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from memory_app.actors import Actor
 from memory_app.models import MemoryDocument, MemoryEvent
@@ -53,6 +56,15 @@ def test_shared_documents_are_readable_by_everyone_but_curated_by_reviewers(
     assert response.status_code == 403
     client.force_login(reviewer)
     assert "Tombstone" in client.get(url(convention)).content.decode()
+
+
+def test_a_document_past_its_expiry_says_so_before_the_job_marks_it(client, owner, note):
+    client.force_login(owner)
+    assert "expired" not in client.get(url(note)).content.decode()
+    past = timezone.now() - timedelta(minutes=1)
+    MemoryDocument.objects.filter(pk=note.pk).update(expires_at=past)
+    html = client.get(url(note)).content.decode()
+    assert "state <strong>active</strong>, <strong>expired</strong>: served to no agent" in html
 
 
 def test_content_is_shown_as_text(client, owner):
