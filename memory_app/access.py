@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory_app.actors import Actor
@@ -348,12 +348,16 @@ def _own_or_shared_store_q(user: AbstractBaseUser) -> Q:
     Only that: another participant's turn also reads their own store and the
     systems they are granted, and its events, traces and usage rows name
     those documents by path and store (a context event lists every document
-    injected), which the user may not see. A subquery, not a join of the
-    participants: no duplicate rows, so no DISTINCT on big tables.
+    injected), which the user may not see. Subqueries, not joins: no
+    duplicate rows, so no DISTINCT on big tables, and each side of the OR
+    keeps its own index.
     """
+    conversations = Conversation.objects.filter(participants=user).values("id")
     return Q(principal=user) | Q(
-        conversation_id__in=Conversation.objects.filter(participants=user).values("id"),
-        document__store__conversation_id=F("conversation_id"),
+        conversation_id__in=conversations,
+        document_id__in=MemoryDocument.objects.filter(
+            store__conversation_id__in=conversations
+        ).values("id"),
     )
 
 
