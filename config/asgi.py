@@ -11,6 +11,7 @@ from contextlib import closing, suppress
 
 import django
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
@@ -26,10 +27,19 @@ IDLE_THREADS = 16
 
 
 def _too_large() -> JsonResponse:
-    """The API's error envelope (API.md, 413 too_large), for pages too: no
-    page takes a body this large."""
+    """The API's error envelope (API.md, 413 too_large)."""
     error = TooLarge.body()
     return JsonResponse({"error": error.code, "detail": error.detail}, status=error.status)
+
+
+def _declared_over_limit(scope) -> dict:
+    """The request of a page's form whose body passed the limit, as Django
+    itself refuses one: declaring a length over the limit, with no body, so
+    the first read of its form data raises RequestDataTooBig and the project's
+    400 handler draws the app's page with the reason (review_app.errors)."""
+    over = str(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1).encode()
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", over)]}
 
 
 class SyncStackHandler(ASGIHandler):
@@ -84,8 +94,10 @@ class SyncStackHandler(ASGIHandler):
         except RequestAborted:
             return
         except TooLarge:
-            await self.send_response(_too_large(), send)
-            return
+            if scope["path"].startswith("/api/"):
+                await self.send_response(_too_large(), send)
+                return
+            scope, body_file = _declared_over_limit(scope), io.BytesIO()
         with closing(body_file):
             set_script_prefix(get_script_prefix(scope))
             response = await sync_to_async(self._respond, thread_sensitive=True)(scope, body_file)
