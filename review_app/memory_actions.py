@@ -2,8 +2,9 @@
 
 Used by the system cards and My memories; each action re-checks its own
 permission in the service it calls. A refused edit comes back as the list
-page with that memory's edit form open and filled in (memory_forms.py); a
-delete asks first (confirm.py).
+page with that memory's edit form open and filled in (memory_forms.py), or,
+when the memory was deleted or merged away meanwhile, with what was typed
+shown above the list; a delete asks first (confirm.py).
 """
 
 from collections.abc import Callable, Iterable
@@ -14,14 +15,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from memory_app.errors import Conflict
-from memory_app.models import MemoryDocument
+from memory_app.models import DocState, MemoryDocument
 from memory_app.policy import check_can_curate
 from memory_app.services.authoring import memory_edit
 from memory_app.services.curate import document_always_inject_set, document_state_set
 from review_app.confirm import confirm_delete
 from review_app.errors import page_errors
 from review_app.forms import MemoryActionForm, metadata_values, posted_base_version
-from review_app.memory_forms import MemoryFormView, memory_form, submit
+from review_app.memory_forms import MemoryFormView, Refusal, memory_form, submit
 
 DONE = {
     "edit": "Saved as a new version.",
@@ -31,9 +32,15 @@ DONE = {
     "restore": "Restored.",
 }
 
+# What became of a memory that takes no edit any more, as the page says it.
+GONE = {
+    DocState.TOMBSTONED: "deleted",
+    DocState.SUPERSEDED: "merged into another memory by a review",
+}
+
 # Renders the list page again: (editing, status) → response, where editing
-# is the refused memory's id and its form.
-PageRenderer = Callable[[tuple[str, MemoryFormView], int], HttpResponse]
+# is the refused memory's id and its form, or None.
+PageRenderer = Callable[[tuple[str, MemoryFormView] | None, int], HttpResponse]
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,23 @@ class EditFormView(MemoryFormView):
 
     base_version: int | None = None
     conflict: bool = False
+
+
+@dataclass(frozen=True)
+class KeptEdit:
+    """An edit refused because its memory was deleted or merged away
+    meanwhile (in another tab, by someone else, by a review). The list
+    draws no edit form for such a memory, and a system card does not list
+    it at all, so _memory_rows.html shows what was typed above the list,
+    read-only, to copy into the restored memory or a new one."""
+
+    document: MemoryDocument
+    title: str
+    content: str
+
+    @property
+    def gone(self) -> str:
+        return GONE[self.document.state]
 
 
 def edit_form_view(
@@ -102,13 +126,7 @@ def memory_action(
             ),
         )
         if refusal:
-            uid = str(document.pk)
-            refused = edit_form_view(
-                memory_form(uid, with_path=False, refusal=refusal),
-                posted_base_version(request.POST),
-                conflict=refusal.status == Conflict.status,
-            )
-            return render_page((uid, refused), refusal.status)
+            return _refused_edit(request, document, refusal, render_page)
         messages.success(request, DONE["edit"])
         return redirect(back_url)
     form = MemoryActionForm(request.POST)
@@ -129,3 +147,25 @@ def memory_action(
             document_state_set(user=user, document=document, tombstoned=action == "tombstone")
         messages.success(request, DONE[action])
     return redirect(back_url)
+
+
+def _refused_edit(
+    request: HttpRequest, document: MemoryDocument, refusal: Refusal, render_page: PageRenderer
+) -> HttpResponse:
+    """The list page again around a refused edit. Its state is read again:
+    deleted between the page's look-up and the save, the memory's row no
+    longer draws the form, and what was typed would vanish with it."""
+    document.refresh_from_db(fields=["state"])
+    if document.state in GONE:
+        # The list pages' views know nothing of it: the template reads it from the request.
+        request.kept_edit = KeptEdit(
+            document, refusal.values.get("title", ""), refusal.values.get("content", "")
+        )
+        return render_page(None, refusal.status)
+    uid = str(document.pk)
+    refused = edit_form_view(
+        memory_form(uid, with_path=False, refusal=refusal),
+        posted_base_version(request.POST),
+        conflict=refusal.status == Conflict.status,
+    )
+    return render_page((uid, refused), refusal.status)
