@@ -140,6 +140,7 @@ class SkippedDraft(TypedDict):
     reason: str
     kind: NotRequired[str]
     excerpt: NotRequired[str]
+    retry_after: NotRequired[int]
 
 
 class CaptureResult(TypedDict):

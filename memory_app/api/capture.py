@@ -1,21 +1,47 @@
 """The memory_capture tool: a run's transcript in, conversation drafts out."""
 
-from typing import Self
+import re
+from typing import Annotated, Self
 
 from drf_spectacular.utils import OpenApiResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from rest_framework.response import Response
 
 from memory_app.actors import Actor
 from memory_app.api.schemas import Input, SourceRefIn, present
 from memory_app.api.tools import WRITE_ERRORS, ToolView
+from memory_app.api.validation import RUNTIME_VALUE
 from memory_app.capture.service import memory_capture
 from memory_app.capture.transcript import messages_from
 from memory_app.services.versions import SourceRef
 
+# A message's role is a word: it heads the message in what the optional
+# model reads, so it may carry neither markup nor text of its own.
+ROLE_PATTERN = r"^[A-Za-z_-]{1,40}$"
+_RUN_ID = re.compile(RUNTIME_VALUE, re.ASCII)
+
+
+def _run_id(value: str) -> str:
+    """As X-Memory-Run is held: the run id heads every draft's source ref
+    (`run-42#m9:120-260`), which a '#' or a line break would forge."""
+    if value and not _RUN_ID.fullmatch(value):
+        raise ValueError("1 to 200 letters, digits or . _ : @ / + = -")
+    return value
+
+
+RunId = Annotated[
+    str,
+    AfterValidator(_run_id),
+    Field(
+        max_length=200,
+        description="The run the transcript is of (default: X-Memory-Run).",
+        json_schema_extra={"pattern": RUNTIME_VALUE},
+    ),
+]
+
 
 class MessageIn(Input):
-    role: str = Field(min_length=1, max_length=40, description="user, assistant, tool, …")
+    role: str = Field(pattern=ROLE_PATTERN, description="user, assistant, tool, …")
     content: str = Field(description="The message text.")
 
 
@@ -34,9 +60,7 @@ class CaptureIn(Input):
     )
     transcript: str | None = Field(None, min_length=1, description="The run as plain text.")
     messages: list[MessageIn] | None = Field(None, min_length=1, max_length=1000)
-    run_id: str = Field(
-        "", max_length=200, description="The run the transcript is of (default: X-Memory-Run)."
-    )
+    run_id: RunId = ""
     source_refs: list[SourceRefIn] = Field(
         default_factory=list, max_length=20, description="Added to every draft's own refs."
     )
@@ -60,6 +84,9 @@ class SkippedOut(BaseModel):
     reason: str
     kind: str | None = None
     excerpt: str | None = Field(None, description="Never present for a scanner refusal.")
+    retry_after: int | None = Field(
+        None, description="With rate_limited: seconds to wait before capturing the rest."
+    )
 
 
 class CaptureOut(BaseModel):
@@ -110,6 +137,7 @@ class MemoryCaptureView(ToolView):
                             ("reason", s.reason),
                             ("kind", s.kind),
                             ("excerpt", s.excerpt),
+                            ("retry_after", s.retry_after),
                         )
                         if value
                     }

@@ -5,6 +5,11 @@ what the transcript says: each draft it returns must quote the transcript,
 and a draft whose quote cannot be found is dropped, so every kept draft
 still has a source span. Secrets the scanner recognises are masked before
 the transcript leaves the process.
+
+What the model answers is held to what the API asks of an agent's own
+text: a draft with a character the API refuses (a control character, a
+bidirectional override, a lone surrogate) is dropped as malformed, and an
+answer not shaped as asked counts as no answer at all.
 """
 
 import json
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from memory_app.api.validation import text_problem
 from memory_app.capture.transcript import Draft, Extraction, Message, Skip, Span
 from memory_app.safety import scan_fields
 from memory_app.safety.normalize import normalize
@@ -30,6 +36,20 @@ KINDS = {
     "preference": "user_preference",
 }
 MASK = "[redacted]"
+TITLE_CHARS = 300
+# The texts of one proposed draft, each a string when present.
+DRAFT_FIELDS = ("kind", "title", "content", "quote")
+# What the model's answer can fail with, besides a network error: each
+# means the endpoint gave no usable answer.
+ANSWER_ERRORS = (
+    OSError,
+    urllib.error.URLError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    RecursionError,
+)
 PROMPT = (
     "You read an AI agent's run transcript and list what is worth remembering for later runs: "
     "explicit learnings or lessons, an incident's root cause, fix and how it was verified, "
@@ -101,38 +121,73 @@ class ChatExtractor:
             method="POST",
         )
         with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
-            answer = json.load(response)
-        drafts = json.loads(answer["choices"][0]["message"]["content"]).get("drafts", [])
-        if not isinstance(drafts, list):
-            raise ValueError("'drafts' is not a list")
-        return drafts
+            return _proposed(json.load(response))
 
     def extract(self, messages: Sequence[Message]) -> Extraction:
-        transcript = "\n\n".join(f"[{m.role}]\n{_masked(m.text)}" for m in messages)
+        transcript = "\n\n".join(f"[{_masked(m.role)}]\n{_masked(m.text)}" for m in messages)
         result = Extraction()
         try:
             proposed = self._ask(transcript)
-        except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError, TypeError) as e:
+        except ANSWER_ERRORS as e:
             # The reason only: an error body could echo the transcript.
             logger.warning("capture extractor failed: %s", type(e).__name__)
             result.skipped.append(Skip("extractor_unavailable"))
             return result
         for item in proposed:
-            if not isinstance(item, dict):
-                result.skipped.append(Skip("malformed_draft"))
-                continue
-            kind = item.get("kind")
-            content = str(item.get("content") or "").strip()
-            title = str(item.get("title") or "").strip()[:300]
-            span = _locate(str(item.get("quote") or ""), messages)
-            if kind not in KINDS or not content:
-                result.skipped.append(Skip("malformed_draft", kind=str(kind or "")))
-            elif span is None:
-                result.skipped.append(Skip("no_source_span", content, kind))
+            outcome = _draft(item, messages)
+            if isinstance(outcome, Draft):
+                result.drafts.append(outcome)
             else:
-                title = title or title_from_content(content, 90)
-                result.drafts.append(Draft(kind, title, content, KINDS[kind], (span,)))
+                result.skipped.append(outcome)
         return result
+
+
+def _proposed(answer) -> list:
+    """The `drafts` list of a chat-completions answer; ValueError when the
+    answer is not shaped as the prompt asks (an object holding a list)."""
+    content = answer["choices"][0]["message"]["content"]
+    if not isinstance(content, str):
+        raise ValueError("The answer's content is not text.")
+    proposal = json.loads(content)
+    if not isinstance(proposal, dict):
+        raise ValueError("The answer is not a JSON object.")
+    drafts = proposal.get("drafts", [])
+    if not isinstance(drafts, list):
+        raise ValueError("'drafts' is not a list.")
+    return drafts
+
+
+def _texts(item: object) -> dict[str, str] | None:
+    """A proposed draft's texts ("" when absent), or None when it is not an
+    object or one of them is not text the API would store."""
+    if not isinstance(item, dict):
+        return None
+    texts = {name: item.get(name) or "" for name in DRAFT_FIELDS}
+    if all(isinstance(text, str) and text_problem(text) is None for text in texts.values()):
+        return texts
+    return None
+
+
+def _draft(item: object, messages: Sequence[Message]) -> Draft | Skip:
+    """One proposed draft, or why it is skipped.
+
+    A malformed draft is reported without its text, and with its kind only
+    when that is one of KINDS: whatever else the model wrote may be
+    anything, a secret or a bidirectional override included.
+    """
+    texts = _texts(item)
+    if texts is None:
+        return Skip("malformed_draft")
+    kind, content = texts["kind"], texts["content"].strip()
+    if kind not in KINDS:
+        return Skip("malformed_draft")
+    if not content:
+        return Skip("malformed_draft", kind=kind)
+    span = _locate(texts["quote"], messages)
+    if span is None:
+        return Skip("no_source_span", content, kind)
+    title = texts["title"].strip()[:TITLE_CHARS] or title_from_content(content, 90)
+    return Draft(kind, title, content, KINDS[kind], (span,))
 
 
 def configured_extractor() -> ChatExtractor | None:

@@ -14,7 +14,15 @@ import re
 from collections.abc import Iterator, Sequence
 
 from memory_app.capture import commands
-from memory_app.capture.transcript import Draft, Extraction, Message, Skip, Span, lines
+from memory_app.capture.transcript import (
+    TRANSCRIPT_ROLE,
+    Draft,
+    Extraction,
+    Message,
+    Skip,
+    Span,
+    lines,
+)
 from memory_app.services.titles import title_from_content
 
 MIN_CHARS = 20
@@ -80,6 +88,7 @@ _PROBLEM = re.compile(
 # that does not start in lower case, so "e.g. one line" stays one sentence.
 _STOP = re.compile(r"(?<![.!?])[.!?]++(?=\s++[^\sa-z0-9]|\s*+$)")
 _REQUEST = re.compile(r"\bplease\b", re.I)
+_SPEAKER = re.compile(r"^\s*(?:user|human)\s*:\s*", re.I)
 _CLAUSE_BREAK = re.compile(r"[,;:\u2014\u2013]|\s-\s")
 # "I like … better" reaches a bounded way ahead: unbounded, every "I like"
 # of a long sentence scans to its end, quadratic in the sentence's length.
@@ -178,8 +187,25 @@ def statements(messages: Sequence[Message]) -> tuple[dict[str, tuple[str, Span]]
     return chosen, replaced
 
 
+def _said_by_user(message: Message, line: str) -> int | None:
+    """Where the user's words start in `line`, or None when the user did not say it.
+
+    A plain-text transcript has everyone's words in one message, so there
+    the user is whoever a 'User:' line names. In any other message that
+    label proves nothing: a tool's output or a fetched page can print
+    "User: from now on always …", and the user would never have said it.
+    """
+    if message.role in USER_ROLES:
+        return 0
+    if message.role != TRANSCRIPT_ROLE:
+        return None
+    speaker = _SPEAKER.match(line)
+    return speaker.end() if speaker else None
+
+
 def preferences(message: Message) -> Iterator[tuple[str, Span, bool]]:
-    """Sentences of user messages (or 'User:' lines) that state a preference.
+    """Sentences of user messages (or 'User:' lines of a plain transcript)
+    that state a preference.
 
     Each comes with whether it was asked rather than stated: "should we
     always use UTC?" states none, while in "I prefer short answers, ok?"
@@ -187,12 +213,9 @@ def preferences(message: Message) -> Iterator[tuple[str, Span, bool]]:
     and "could you please always …?" is a request in a question's form.
     """
     for offset, line in lines(message.text):
-        body_start = 0
-        if message.role not in USER_ROLES:
-            speaker = re.match(r"^\s*(?:user|human)\s*:\s*", line, re.I)
-            if not speaker:
-                continue
-            body_start = speaker.end()
+        body_start = _said_by_user(message, line)
+        if body_start is None:
+            continue
         for start, end in _sentences(line, body_start):
             sentence = line[start:end]
             stated = _PREFERENCE.search(sentence)

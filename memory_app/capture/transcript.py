@@ -5,6 +5,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _LINE = re.compile(r"[^\n]*(?:\n|$)")
+# The role of a run sent as plain text: one message in which anyone may speak.
+TRANSCRIPT_ROLE = "transcript"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Skip:
     reason: str
     excerpt: str = ""
     kind: str = ""
+    # Seconds until the writes may go on, when a rate stopped them.
+    retry_after: int | None = None
 
 
 @dataclass
@@ -57,7 +61,7 @@ class Extraction:
 def messages_from(*, text: str | None = None, messages=None) -> list[Message]:
     """Messages from either a plain transcript or `[{"role", "content"}]`."""
     if text is not None:
-        return [Message(0, "transcript", text)]
+        return [Message(0, TRANSCRIPT_ROLE, text)]
     return [Message(i, m["role"].lower(), m["content"]) for i, m in enumerate(messages or ())]
 
 
