@@ -341,24 +341,29 @@ def store_ref(store: MemoryStore, actor: Actor | None = None) -> str:
     return f"conversation:{store.conversation.external_id}"
 
 
-def _own_or_shared_store_q(user: AbstractBaseUser) -> Q:
-    """Rows the user made, and other participants' rows about a document of
-    a conversation store the user shares with them.
+def _own_or_shared_store_q(user: AbstractBaseUser, shared: Q | None = None) -> Q:
+    """Rows the user made, and other principals' rows, in a conversation the
+    user takes part in, about a document of a store the user reads there:
+    the conversation's own store, or the user's own (an agent acting for
+    them). `shared` narrows the others' rows further.
 
     Only that: another participant's turn also reads their own store and the
-    systems they are granted, and its events, traces and usage rows name
-    those documents by path and store (a context event lists every document
-    injected), which the user may not see. Subqueries, not joins: no
-    duplicate rows, so no DISTINCT on big tables, and each side of the OR
-    keeps its own index.
+    systems they are granted, and its events and usage rows name those
+    documents by path and store (a context event lists every document
+    injected), which the user may not see. The conversations and stores are
+    read first, as ids (one statement): given as lists, the outbox's
+    principal and conversation indexes both serve the OR, where subqueries
+    left a filter over every row.
     """
-    conversations = Conversation.objects.filter(participants=user).values("id")
-    return Q(principal=user) | Q(
-        conversation_id__in=conversations,
-        document_id__in=MemoryDocument.objects.filter(
-            store__conversation_id__in=conversations
-        ).values("id"),
+    rows = list(
+        MemoryStore.objects.filter(
+            Q(conversation__participants=user) | Q(scope=Scope.USER, owner=user)
+        ).values_list("id", "conversation_id")
     )
+    stores = [store_id for store_id, _ in rows]
+    conversations = [conversation_id for _, conversation_id in rows if conversation_id]
+    others = Q(conversation_id__in=conversations, document__store_id__in=stores)
+    return Q(principal=user) | (others & shared if shared is not None else others)
 
 
 def traces_readable(user: AbstractBaseUser) -> QuerySet[ContextTrace]:
@@ -389,7 +394,10 @@ def events_readable(user: AbstractBaseUser, *, on_behalf: bool = False) -> Query
     events = MemoryEvent.objects.all()
     if not on_behalf and can_decide_reviews(user):
         return events
-    return events.filter(_own_or_shared_store_q(user))
+    # A proposal's events name its target store and path, which another
+    # participant may not read.
+    others = ~Q(type__startswith="memory.promotion.")
+    return events.filter(_own_or_shared_store_q(user, others))
 
 
 def event_documents_readable(

@@ -14,7 +14,7 @@ from memory_app.access import access_document, store_ref
 from memory_app.actors import actor_for
 from memory_app.errors import InvalidInput, WriteBlocked
 from memory_app.models import DocState
-from memory_app.policy import can_curate, can_govern, can_redact
+from memory_app.policy import can_curate, can_govern, can_redact, check_can_govern
 from memory_app.selectors.chain import version_chain_verify
 from memory_app.services.curate import (
     document_always_inject_set,
@@ -243,6 +243,7 @@ def _confirm_tombstone(request: HttpRequest, document, reason: str) -> HttpRespo
     scans it: the confirmation carries the reason in a hidden input, and a
     refused one (a credential) must not travel there and back, only to be
     refused after the question."""
+    check_can_govern(request.user, document)  # the right before the scan, as every write
     scan_note(request.user, reason, tool="document_state_set", store=document.store, field="reason")
     return confirm_delete(
         request,

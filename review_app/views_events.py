@@ -1,7 +1,9 @@
 """Live events: the outbox as a page, newest first, new rows arriving by polling.
 
-Reviewers see every event; everyone else the events they caused and those
-of conversations they take part in. A document an event names is shown by
+Reviewers see every event; everyone else the events they caused and, in
+conversations they take part in, others' events about the documents of a
+store they read there (`access.events_readable`); nothing without "read
+memory". A document an event names is shown by
 its title and store only to those who may open it now
 (`access.event_documents_readable`).
 """

@@ -1,6 +1,7 @@
 """Usage audit: what memory went into which run, and which memory earns its place.
 
-Reviewers see every run; everyone else the runs they made or took part in.
+Reviewers see every run, everyone else their own (`access.traces_readable`);
+nothing without "read memory".
 Document figures only ever cover documents the person may read.
 """
 

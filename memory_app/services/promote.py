@@ -130,33 +130,35 @@ def memory_propose_promotion(
             },
             store,
         )
-    item, created = review_item_open(
-        actor=actor,
-        kind=DreamKind.PROMOTION,
-        action=ReviewAction.PROMOTE,
-        source_version=source_version,
-        target_store=store,
-        target_path=path,
-        proposed_title=document.title,
-        proposed_content=document.content,
-        rationale=rationale,
-        findings=[f.as_dict() for f in findings],
-    )
-    if not created:
-        return Proposal(item, False)
-    _older_proposals_replace(actor, item)
-    item.related_documents.set(similar_in(store, document, path))
-    event_record(
-        "memory.promotion.proposed",
-        actor=actor,
-        document=document,
-        payload={
-            "review_item_id": str(item.pk),
-            "dream_job_id": str(item.job_id),
-            "target_store": target_store,
-            "target_path": path,
-        },
-    )
+    # The proposal, the older ones it replaces and its event, together.
+    with transaction.atomic():
+        item, created = review_item_open(
+            actor=actor,
+            kind=DreamKind.PROMOTION,
+            action=ReviewAction.PROMOTE,
+            source_version=source_version,
+            target_store=store,
+            target_path=path,
+            proposed_title=document.title,
+            proposed_content=document.content,
+            rationale=rationale,
+            findings=[f.as_dict() for f in findings],
+        )
+        if not created:
+            return Proposal(item, False)
+        _older_proposals_replace(actor, item)
+        item.related_documents.set(similar_in(store, document, path))
+        event_record(
+            "memory.promotion.proposed",
+            actor=actor,
+            document=document,
+            payload={
+                "review_item_id": str(item.pk),
+                "dream_job_id": str(item.job_id),
+                "target_store": target_store,
+                "target_path": path,
+            },
+        )
     return Proposal(item, True)
 
 
@@ -264,7 +266,7 @@ def promotion_approve(
     # The queue's card sends its edit box with every approval: the proposal
     # sent back unchanged is no edit, so a merge is still built again
     # without the members kept apart.
-    if content == item.proposed_content:
+    if content is not None and _lf(content) == _lf(item.proposed_content):
         content = None
     final = item.proposed_content if content is None else content
     if content is None and keep_apart:
@@ -316,6 +318,11 @@ def promotion_approve(
     return target
 
 
+def _lf(text: str) -> str:
+    """Line breaks as LF: a text box sends CRLF, the API keeps what it got."""
+    return text.replace("\r\n", "\n")
+
+
 def _older_proposals_replace(actor: Actor, item: DreamReviewItem) -> None:
     """Close the open proposals of the draft's earlier versions for the same
     target: proposing a draft again after editing it means the newer text,
@@ -332,8 +339,8 @@ def _older_proposals_replace(actor: Actor, item: DreamReviewItem) -> None:
                 target_store=item.target_store_id,
                 target_path=item.target_path,
                 status__in=OPEN,
+                source_version__version__lt=item.source_version.version,
             )
-            .exclude(pk=item.pk)
             .select_related("job", "source_document")
         )
         for stale in older:

@@ -226,7 +226,7 @@ def test_the_hit_rate_links_to_the_same_figure_over_the_same_days(
     injected = int(line.split(" of ")[1].split()[0])
     assert 'href="/usage/?view=documents&amp;days=7"' in client.get("/").content.decode()
     # The page's queries and the figure's one aggregate.
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(10):
         week = client.get("/usage/", {"view": "documents", "days": "7"}).content.decode()
     assert f"Injections of the last 7 days: {line.split(',')[0]} ({figure})." in week
     assert injections(week) == injected

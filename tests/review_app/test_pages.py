@@ -41,7 +41,7 @@ def test_logout_is_a_post_and_ends_the_session(client, owner):
 def test_the_overview_counts_the_seeded_conventions(client, owner, django_assert_max_num_queries):
     client.force_login(owner)
     # The inbox's figures and the person's rights come on top of the stores.
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(13):
         response = client.get("/")
     assert response.status_code == 200
     html = response.content.decode()

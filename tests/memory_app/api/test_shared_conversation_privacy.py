@@ -4,7 +4,7 @@ paths or stores from the events, traces or usage the turns leave."""
 
 import pytest
 
-from memory_app.models import ContextTrace, MemoryUsage, System, Trust
+from memory_app.models import ContextTrace, MemoryDocument, MemoryUsage, System, Trust
 from memory_app.services.conversations import conversation_open
 from memory_app.services.principals import system_grant_set
 from memory_app.services.stores import store_for_user
@@ -92,3 +92,43 @@ def test_bob_still_sees_his_own_turns(alice_and_bob, bobs_turns, client):
     page = client.get(f"/usage/traces/{trace.pk}/").content.decode()
     assert "acquisition-zeta" in page
     assert MemoryUsage.objects.filter(principal=bob).exists()
+
+
+def test_a_proposal_of_the_shared_draft_keeps_its_target_from_her(
+    alice_and_bob, bobs_turns, caller_for, api_client_for
+):
+    alice, bob = alice_and_bob
+    draft = MemoryDocument.objects.get(path="plan/rollout")
+    caller_for(bob, conversation="shared").ok(
+        "memory_propose_promotion",
+        {
+            "id": str(draft.pk),
+            "target_store": "system:vault-svc",
+            "target_path": "incidents/acquisition-zeta-plan",
+            "rationale": "The rollout plan holds.",
+        },
+        status=202,
+    )
+    answer = api_client_for(alice).get("/api/v1/events").content.decode()
+    assert "plan/rollout" in answer
+    assert not any(word in answer for word in HIDDEN)
+
+
+def test_she_sees_what_an_agent_acting_for_her_writes_to_her_own_store(
+    alice_and_bob, caller_for, api_client_for
+):
+    alice, _ = alice_and_bob
+    helper = UserFactory(username="helper", service_account=True, act_on_behalf=True)
+    helper_tools = caller_for(helper, conversation="shared").with_headers(
+        **{"X-Memory-On-Behalf-Of": "alice"}
+    )
+    body = {
+        "store": "user",
+        "path": "prefs/theme",
+        "title": "Theme",
+        "doc_type": "user_preference",
+        "content": "Alice prefers the light theme.",
+    }
+    helper_tools.ok("memory_remember", body, status=201)
+    events = api_client_for(alice).get("/api/v1/events").json()["events"]
+    assert [e["payload"]["path"] for e in events] == ["prefs/theme"]
