@@ -38,9 +38,10 @@ GONE = {
     DocState.SUPERSEDED: "merged into another memory by a review",
 }
 
-# Renders the list page again: (editing, status) → response, where editing
-# is the refused memory's id and its form, or None.
-PageRenderer = Callable[[tuple[str, MemoryFormView] | None, int], HttpResponse]
+# Renders the list page again: (editing, status[, page=]) → response, where
+# editing is the refused memory's id and its form, or None, and `page` the
+# list page to draw (None: the first) instead of the one posted from.
+PageRenderer = Callable[..., HttpResponse]
 
 
 @dataclass(frozen=True)
@@ -163,9 +164,13 @@ def _refused_edit(
         )
         return render_page(None, refusal.status)
     uid = str(document.pk)
+    conflict = refusal.status == Conflict.status
     refused = edit_form_view(
         memory_form(uid, with_path=False, refusal=refusal),
         posted_base_version(request.POST),
-        conflict=refusal.status == Conflict.status,
+        conflict=conflict,
     )
+    if conflict:
+        # The newer version just saved put the memory first on the first page.
+        return render_page((uid, refused), refusal.status, page=None)
     return render_page((uid, refused), refusal.status)

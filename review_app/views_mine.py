@@ -94,8 +94,8 @@ def mine_act(request: HttpRequest, document_id) -> HttpResponse:
         request,
         document,
         back_url=list_url(reverse("review:mine"), page_number),
-        render_page=lambda editing, status: _mine_page(
-            request, page_number, editing=editing, status=status
+        render_page=lambda editing, status, page=page_number: _mine_page(
+            request, page, editing=editing, status=status
         ),
         active_page="mine",
     )

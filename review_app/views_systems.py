@@ -127,8 +127,8 @@ def system_memory_act(request: HttpRequest, slug: str, document_id) -> HttpRespo
         request,
         document,
         back_url=list_url(reverse("review:system", args=[slug]), page_number),
-        render_page=lambda editing, status: _card_page(
-            request, system, page_number, editing=editing, status=status
+        render_page=lambda editing, status, page=page_number: _card_page(
+            request, system, page, editing=editing, status=status
         ),
         active_page="systems",
     )

@@ -118,3 +118,22 @@ def test_the_service_refuses_a_stale_base_version(owner):
     assert refused.value.status == 409 and refused.value.extra["current_version"] == 2
     document.refresh_from_db()
     assert (document.version, document.content) == (2, NEWER)
+
+
+def test_a_stale_edit_from_the_second_page_is_shown_where_the_memory_now_is(client, owner):
+    """The newer save moved the memory to the top of the first page: the
+    refusal is drawn there, with what was typed."""
+    store = store_for_user(user=owner)
+    oldest = make_document(store, "prefs/oldest", "Use vim.", trust="user_authored")
+    for n in range(50):
+        make_document(store, f"prefs/other-{n}", f"Preference {n}.", trust="user_authored")
+    client.force_login(owner)
+    action = f"/mine/{oldest.pk}/"
+    shown = edit_form(client.get("/mine/?page=2").content.decode(), action)
+    save_newer(owner, oldest)
+    typed = {**shown, "action": "edit", "page": "2", "content": "Use helix."}
+    response = client.post(action, typed)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "This memory changed meanwhile: v2 was saved" in html
+    assert "Use helix." in html
